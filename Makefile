@@ -1,0 +1,154 @@
+# gko -- build, test, install.
+#
+#   make                 lib/libgko.so.X.Y.Z (+ SONAME and dev links), lib/libgko.a
+#   make test            installs Criterion if missing, builds, runs every suite
+#   make bench           build/bin/gko-bench
+#   make install PREFIX=/usr/local
+#   GKO_ARCHS="80 90"    narrow the SASS architectures (default: every one the
+#                        found nvcc supports from sm_70 to sm_90)
+
+NVCC      ?= nvcc
+CUDA_HOME ?= $(patsubst %/bin/,%,$(dir $(shell command -v $(NVCC))))
+CC        ?= gcc
+CXX       ?= g++
+PREFIX    ?= /usr/local
+PYTHON    ?= python3
+
+# ---- version: one source of truth, the macros in gko.h --------------------
+ver = $(shell sed -n 's/^\#define GKO_VERSION_$(1) \([0-9]*\).*/\1/p' include/gko.h)
+MAJOR   := $(call ver,MAJOR)
+MINOR   := $(call ver,MINOR)
+PATCH   := $(call ver,PATCH)
+VERSION := $(MAJOR).$(MINOR).$(PATCH)
+
+# ---- architectures: what this nvcc can build, within sm_70..sm_90 ---------
+CANDIDATE_ARCHS := 70 75 80 86 89 90
+NVCC_ARCHS      := $(patsubst compute_%,%,$(shell $(NVCC) --list-gpu-arch 2>/dev/null))
+GKO_ARCHS       ?= $(filter $(NVCC_ARCHS),$(CANDIDATE_ARCHS))
+PTX_ARCH        := $(lastword $(sort $(GKO_ARCHS)))
+GENCODE := $(foreach a,$(GKO_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
+           -gencode arch=compute_$(PTX_ARCH),code=compute_$(PTX_ARCH)
+comma := ,
+empty :=
+space := $(empty) $(empty)
+SASS_LIST := $(subst $(space),$(comma),$(strip $(GKO_ARCHS)))
+
+# ---- flags -----------------------------------------------------------------
+CUDA_INC  := $(CUDA_HOME)/include
+CUDA_LIB  := $(firstword $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib))
+WARN      := -Wall -Wextra -Wshadow -Wno-unused-parameter
+CFLAGS    ?= -O2 -g
+CXXFLAGS  ?= -O2 -g
+LIB_CFLAGS := -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -Iinclude -I$(CUDA_INC) \
+              -DGK_SASS_LIST=$(SASS_LIST) -DGK_PTX_ARCH=$(PTX_ARCH)
+NVCCFLAGS ?= -O3 -lineinfo
+LIB_NVFLAGS := -std=c++17 $(GENCODE) -Xcompiler -fPIC,-fvisibility=hidden,-Wall \
+               -Iinclude --expt-relaxed-constexpr -Xptxas -warn-spills
+LIB_LDLIBS := -L$(CUDA_LIB) -lcublasLt -lcudart_static -lrt -lpthread -ldl
+
+BUILD := build
+SRC_C  := $(wildcard src/*.c)
+SRC_CU := $(wildcard kernels/*.cu)
+OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRC_C)) \
+       $(patsubst kernels/%.cu,$(BUILD)/obj/%.cu.o,$(SRC_CU))
+HDRS := include/gko.h src/internal.h $(wildcard kernels/*.cuh)
+
+SHLIB  := lib/libgko.so.$(VERSION)
+SONAME := libgko.so.$(MAJOR)
+STLIB  := lib/libgko.a
+
+.PHONY: all library test check deps bench examples install clean abi-check sanitize tests
+all: library
+
+library: $(SHLIB) lib/$(SONAME) lib/libgko.so $(STLIB)
+
+$(BUILD)/obj/%.o: src/%.c $(HDRS) Makefile | $(BUILD)/obj
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.cu.o: kernels/%.cu $(HDRS) Makefile | $(BUILD)/obj
+	$(NVCC) $(NVCCFLAGS) $(LIB_NVFLAGS) -c $< -o $@
+
+$(SHLIB): $(OBJ) src/gko.map
+	@mkdir -p lib
+	$(CXX) -shared -o $@ $(OBJ) -Wl,-soname,$(SONAME) \
+	  -Wl,--version-script=src/gko.map -Wl,--no-undefined $(LIB_LDLIBS)
+
+lib/$(SONAME): $(SHLIB)
+	ln -sf $(notdir $(SHLIB)) $@
+lib/libgko.so: lib/$(SONAME)
+	ln -sf $(SONAME) $@
+
+$(STLIB): $(OBJ)
+	@mkdir -p lib
+	rm -f $@ && ar rcs $@ $(OBJ)
+
+$(BUILD)/obj $(BUILD)/tests $(BUILD)/bin:
+	mkdir -p $@
+
+# ---- tests -----------------------------------------------------------------
+# Criterion: use it if installed, else install it (apt, as root), else say how.
+deps:
+	@if [ -f /usr/include/criterion/criterion.h ] || pkg-config --exists criterion 2>/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing Criterion (libcriterion-dev) with apt-get"; \
+	  (apt-get install -y -q libcriterion-dev >/dev/null 2>&1 || \
+	   (apt-get update -q >/dev/null && apt-get install -y -q libcriterion-dev >/dev/null)) || \
+	  { echo "error: apt-get could not install libcriterion-dev" >&2; exit 1; }; \
+	else echo "error: the tests need Criterion: install the Debian/Ubuntu package libcriterion-dev (sudo apt-get install libcriterion-dev)" >&2; exit 1; fi
+
+TEST_SRC  := $(wildcard tests/test_*.c)
+TEST_BIN  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+TEST_CFLAGS := -std=gnu11 -O2 -g $(WARN) -Iinclude -Isrc -Itests -I$(CUDA_INC)
+# Host and GPU suites link the shared library (the real ABI); the internal
+# suite links the static archive to reach hidden functions.
+TEST_LIBS := -Llib -lgko -Wl,-rpath,'$$ORIGIN/../../lib' -L$(CUDA_LIB) -lcudart -lcriterion -lm -lpthread
+TEST_LIBS_STATIC := $(STLIB) -L$(CUDA_LIB) -lcublasLt -lcudart_static -lstdc++ -lcriterion -lm -lrt -lpthread -ldl
+
+$(BUILD)/tests/test_internal: tests/test_internal.c tests/common.h $(STLIB) | $(BUILD)/tests deps
+	$(CC) $(TEST_CFLAGS) $< -o $@ $(TEST_LIBS_STATIC)
+$(BUILD)/tests/%: tests/%.c tests/common.h $(SHLIB) lib/libgko.so | $(BUILD)/tests deps
+	$(CC) $(TEST_CFLAGS) $< -o $@ $(TEST_LIBS)
+
+tests: $(TEST_BIN)
+
+test: library $(TEST_BIN)
+	@sh tests/run_suites.sh $(TEST_BIN)
+	@sh tests/abi_check.sh
+	@echo "== python binding (GPU parts need torch with CUDA and skip otherwise)"
+	@GKO_LIBRARY=$(CURDIR)/$(SHLIB) $(PYTHON) -m unittest discover -s python/tests -v
+check: test
+
+abi-check: library
+	sh tests/abi_check.sh
+
+# ---- benchmark and examples -------------------------------------------------
+BENCH_LIBS := -Llib -lgko -Wl,-rpath,'$$ORIGIN/../../lib' -L$(CUDA_LIB) -lcudart -lm -lpthread -ldl
+bench: $(BUILD)/bin/gko-bench
+$(BUILD)/bin/gko-bench: $(wildcard bench/*.c bench/*.h) $(SHLIB) lib/libgko.so | $(BUILD)/bin
+	$(CC) -std=gnu11 -O2 -g $(WARN) -Iinclude -I$(CUDA_INC) $(filter %.c,$^) -o $@ $(BENCH_LIBS)
+
+EXAMPLE_SRC := $(wildcard examples/*.c)
+EXAMPLE_BIN := $(patsubst examples/%.c,$(BUILD)/bin/%,$(EXAMPLE_SRC))
+examples: $(EXAMPLE_BIN)
+$(BUILD)/bin/%: examples/%.c $(SHLIB) lib/libgko.so | $(BUILD)/bin
+	$(CC) -std=gnu11 -O2 -g $(WARN) -Iinclude -I$(CUDA_INC) $< -o $@ $(BENCH_LIBS)
+
+# ---- install -----------------------------------------------------------------
+install: library
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 include/gko.h $(DESTDIR)$(PREFIX)/include/
+	install -m 755 $(SHLIB) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf $(notdir $(SHLIB)) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libgko.so
+	install -m 644 $(STLIB) $(DESTDIR)$(PREFIX)/lib/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	    -e 's|@CUDA_LIB@|$(CUDA_LIB)|g' pkgconfig/gko.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/gko.pc
+	if [ -f $(BUILD)/bin/gko-bench ]; then install -m 755 $(BUILD)/bin/gko-bench $(DESTDIR)$(PREFIX)/bin/; fi
+
+clean:
+	rm -rf $(BUILD) lib
+
+# GPU machine only: every suite, then under compute-sanitizer (memcheck,
+# racecheck, initcheck, synccheck).  Logs in build/gpu-logs.
+sanitize: library $(TEST_BIN)
+	sh tests/gpu_check.sh $(BUILD)/gpu-logs

@@ -1,0 +1,63 @@
+/* bench.h -- what gko-bench's operator modules share: timing, the measured
+ * ceilings, the report table, random numbers and dtype conversion. */
+#ifndef GKO_BENCH_H
+#define GKO_BENCH_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "gko.h"
+
+#define CK(call)                                                                    \
+  do {                                                                              \
+    cudaError_t e_ = (call);                                                        \
+    if (e_ != cudaSuccess) {                                                        \
+      fprintf(stderr, "gko-bench: %s failed: %s\n", #call, cudaGetErrorString(e_));  \
+      exit(1);                                                                      \
+    }                                                                               \
+  } while (0)
+
+#define GK(call)                                                                    \
+  do {                                                                              \
+    gko_status_t s_ = (call);                                                       \
+    if (s_ != GKO_STATUS_SUCCESS) {                                                 \
+      fprintf(stderr, "gko-bench: %s -> %s: %s\n", #call, gko_status_name(s_),      \
+              gko_last_error_detail());                                             \
+      exit(1);                                                                      \
+    }                                                                               \
+  } while (0)
+
+extern int g_repeat;        /* timed repetitions (--repeat) */
+extern double g_copy_gbs;   /* measured device-to-device copy, read + write */
+
+typedef void (*run_fn)(void *ctx, cudaStream_t s);
+
+/* Device time per call (µs, back-to-back launches between events, median)
+ * and call latency (µs, one call + stream sync on the host clock, median). */
+void time_case(run_fn fn, void *ctx, cudaStream_t s, double *dev_us, double *lat_us);
+double measure_copy(cudaStream_t s);
+
+/* One row of the table (and of the JSON file).  bytes: the fewest bytes the
+ * op must move; flops: 0 for memory-bound ops. */
+extern FILE *g_json;
+void report(const char *op, const char *shape, const char *dtype, const char *form,
+            double dev_us, double lat_us, double bytes, double max_err);
+
+double bench_uniform(double lo, double hi);
+float bench_to_float(gko_dtype_t d, const void *a, size_t i);
+void bench_from_float(gko_dtype_t d, void *a, size_t i, float v);
+const char *bench_dtype_name(gko_dtype_t d);
+int bench_parse_dtype(const char *s, gko_dtype_t *d);
+
+/* Operator modules: one subcommand and one part of the default suite each.
+ * argv holds the subcommand's own flags; return the number of failed
+ * checks. */
+int bench_gelu_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv);
+int bench_gelu_suite(gko_handle_t h, cudaStream_t s);
+
+#endif

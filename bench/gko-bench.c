@@ -1,0 +1,105 @@
+/* gko-bench -- times gko's operators on the GPU and reports them against the
+ * machine's own ceilings, measured in the same run.
+ *
+ *   gko-bench                       the default suite
+ *   gko-bench --info                diagnostics + measured copy bandwidth
+ *   gko-bench gelu [--n N] [--dtype f32|f16|bf16] [--approx erf|tanh] [--backward]
+ *   common flags (before the subcommand): --repeat R, --json FILE
+ *
+ * Device time: back-to-back calls between two CUDA events, median over R
+ * repetitions, after warm-up.  Call latency: one call plus stream
+ * synchronisation on the host clock, median over R.  Exit status: 0 success,
+ * 1 a check failed or a call returned an error, 2 no usable GPU (the
+ * library's diagnostic is printed). */
+#include "bench.h"
+
+extern FILE *g_json;
+
+typedef struct {
+  const char *name;
+  int (*cmd)(gko_handle_t, cudaStream_t, int, char **);
+  int (*suite)(gko_handle_t, cudaStream_t);
+} module;
+
+static const module kModules[] = {
+    {"gelu", bench_gelu_cmd, bench_gelu_suite},
+};
+enum { kNumModules = sizeof kModules / sizeof kModules[0] };
+
+static void usage(void) {
+  fprintf(stderr,
+          "usage: gko-bench [--info] [--repeat R] [--json FILE] [SUBCOMMAND [FLAGS]]\n"
+          "  gelu [--n N] [--dtype f32|f16|bf16] [--approx erf|tanh] [--backward]\n");
+}
+
+int main(int argc, char **argv) {
+  const char *json = NULL;
+  int info = 0, i = 1;
+  for (; i < argc && argv[i][0] == '-'; i++) {
+    if (!strcmp(argv[i], "--info")) info = 1;
+    else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) g_repeat = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
+    else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      usage();
+      return 0;
+    } else {
+      usage();
+      return 1;
+    }
+  }
+  const module *mod = NULL;
+  if (i < argc) {
+    for (int m = 0; m < kNumModules; m++)
+      if (!strcmp(argv[i], kModules[m].name)) mod = &kModules[m];
+    if (!mod) {
+      usage();
+      return 1;
+    }
+    i++;
+  }
+  if (g_repeat < 3) g_repeat = 3;
+  gko_handle_t h = NULL;
+  if (gko_create(&h) != GKO_STATUS_SUCCESS) {
+    fprintf(stderr, "gko-bench: cannot run: %s\n", gko_last_error_detail());
+    return 2;
+  }
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  g_copy_gbs = measure_copy(s);
+  if (info) {
+    size_t need = 0;
+    gko_diagnostics(-1, NULL, 0, &need);
+    char *text = malloc(need);
+    gko_diagnostics(-1, text, need, NULL);
+    printf("%s", text);
+    free(text);
+    printf("measured device-to-device copy: %.0f GB/s (bytes read + written, 1 GiB)\n",
+           g_copy_gbs);
+    return 0;
+  }
+  if (json) {
+    g_json = fopen(json, "w");
+    if (!g_json) {
+      perror(json);
+      return 1;
+    }
+    fprintf(g_json, "[");
+  }
+  printf("# copy bandwidth (device-to-device, read + write): %.0f GB/s\n", g_copy_gbs);
+  int fails = 0;
+  if (mod) {
+    fails = mod->cmd(h, s, argc - i, argv + i);
+  } else {
+    for (int m = 0; m < kNumModules; m++) {
+      fprintf(stderr, "[%d/%d] %s\n", m + 1, (int)kNumModules, kModules[m].name);
+      fails += kModules[m].suite(h, s);
+    }
+  }
+  if (g_json) {
+    fprintf(g_json, "\n]\n");
+    fclose(g_json);
+  }
+  cudaStreamDestroy(s);
+  gko_destroy(h);
+  return fails ? 1 : 0;
+}

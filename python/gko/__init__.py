@@ -1,0 +1,404 @@
+"""ctypes binding for libgko (pure Python, no build step).
+
+The library is found through, in order: the environment variable
+GKO_LIBRARY (a full path), the build tree this package sits in
+(../../lib/libgko.so.<MAJOR>), then the system loader (libgko.so.<MAJOR>).
+
+Device arrays are accepted from any object that exposes
+``__cuda_array_interface__`` (CuPy, Numba, PyTorch f32/f16) or DLPack
+(``__dlpack__``; PyTorch bf16, JAX, ...).  Work is enqueued on the caller's
+current stream of the array's framework (torch.cuda.current_stream(),
+cupy.cuda.get_current_stream()) unless ``stream=`` gives one (an int handle
+or an object with ``.cuda_stream`` / ``.ptr``).
+
+Every failing call raises GkoError carrying the status name and the
+library's detail message.
+"""
+import ctypes
+import enum
+import os
+
+__all__ = [
+    "GkoError", "Status", "Dtype", "GeluApprox", "Query", "CodePath", "Handle",
+    "library", "version", "version_number", "diagnostics", "query", "gelu",
+    "gelu_backward", "MAJOR",
+]
+
+MAJOR = 0  # the ABI major version this binding speaks
+
+
+class Status(enum.IntEnum):
+    SUCCESS = 0
+    INVALID_VALUE = 1
+    NOT_SUPPORTED = 2
+    NO_DEVICE = 3
+    DRIVER_TOO_OLD = 4
+    NO_KERNEL_IMAGE = 5
+    ALLOC_FAILED = 6
+    INSUFFICIENT_WORKSPACE = 7
+    CUDA_ERROR = 8
+    EXECUTION_FAILED = 9
+    INTERNAL = 10
+    DEVICE_MISMATCH = 11
+
+
+class Dtype(enum.IntEnum):
+    F32 = 0
+    F16 = 1
+    BF16 = 2
+
+
+class GeluApprox(enum.IntEnum):
+    ERF = 0
+    TANH = 1
+
+
+class Query(enum.IntEnum):
+    DEVICE_COUNT = 0
+    DRIVER_VERSION = 1
+    RUNTIME_VERSION = 2
+    CUBLASLT_VERSION = 3
+    CUBLASLT_BUILD_VERSION = 4
+    COMPUTE_CAPABILITY = 5
+    CODE_PATH = 6
+    SM_COUNT = 7
+    PTX_ARCH = 8
+
+
+class CodePath(enum.IntEnum):
+    NONE = 0
+    SASS = 1
+    PTX_JIT = 2
+
+
+class GkoError(RuntimeError):
+    """A gko call failed.  .status is a Status, .detail the library's reason."""
+
+    def __init__(self, status, detail, call=""):
+        try:
+            self.status = Status(status)
+            name = "GKO_STATUS_" + self.status.name
+        except ValueError:
+            self.status = status
+            name = "GKO_STATUS_UNKNOWN(%d)" % status
+        self.detail = detail
+        super().__init__("%s%s: %s" % (call + " -> " if call else "", name, detail))
+
+
+# ---------------------------------------------------------------------------
+# loading
+# ---------------------------------------------------------------------------
+
+def _find_library():
+    env = os.environ.get("GKO_LIBRARY")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    cand = os.path.join(here, "..", "..", "lib", "libgko.so.%d" % MAJOR)
+    if os.path.exists(cand):
+        return os.path.normpath(cand)
+    return "libgko.so.%d" % MAJOR
+
+
+_c = ctypes
+_handle_t = _c.c_void_p
+_stream_t = _c.c_void_p
+_status_t = _c.c_int
+
+# name -> (restype, argtypes): every exported function the binding uses
+_PROTOTYPES = {
+    "gko_version_number": (_c.c_uint, []),
+    "gko_version_string": (_c.c_char_p, []),
+    "gko_status_name": (_c.c_char_p, [_c.c_int]),
+    "gko_status_string": (_c.c_char_p, [_c.c_int]),
+    "gko_last_error_detail": (_c.c_char_p, []),
+    "gko_dtype_size": (_c.c_size_t, [_c.c_int]),
+    "gko_create": (_status_t, [_c.POINTER(_handle_t)]),
+    "gko_destroy": (_status_t, [_handle_t]),
+    "gko_handle_device": (_status_t, [_handle_t, _c.POINTER(_c.c_int)]),
+    "gko_query": (_status_t, [_c.c_int, _c.c_int, _c.POINTER(_c.c_int64)]),
+    "gko_diagnostics": (_status_t, [_c.c_int, _c.c_char_p, _c.c_size_t,
+                                    _c.POINTER(_c.c_size_t)]),
+    "gko_gelu_forward": (_status_t, [_handle_t, _c.c_int, _c.c_int, _c.c_int64,
+                                     _c.c_void_p, _c.c_void_p, _stream_t]),
+    "gko_gelu_backward": (_status_t, [_handle_t, _c.c_int, _c.c_int, _c.c_int64,
+                                      _c.c_void_p, _c.c_void_p, _c.c_void_p,
+                                      _stream_t]),
+}
+
+_lib = None
+
+
+def library():
+    """The loaded ctypes.CDLL (loaded on first use, major version checked)."""
+    global _lib
+    if _lib is not None:
+        return _lib
+    path = _find_library()
+    lib = ctypes.CDLL(path)
+    for name, (res, args) in _PROTOTYPES.items():
+        if not hasattr(lib, name):
+            continue  # older library: calling it raises AttributeError below
+        fn = getattr(lib, name)
+        fn.restype = res
+        fn.argtypes = args
+    got = lib.gko_version_number() // 10000
+    if got != MAJOR:
+        raise ImportError("%s has ABI major version %d; this binding speaks %d"
+                          % (path, got, MAJOR))
+    _lib = lib
+    return lib
+
+
+def _check(status, call):
+    if status != 0:
+        detail = library().gko_last_error_detail().decode("utf-8", "replace")
+        raise GkoError(status, detail, call)
+
+
+def version():
+    return library().gko_version_string().decode()
+
+
+def version_number():
+    return library().gko_version_number()
+
+
+def status_name(status):
+    return library().gko_status_name(int(status)).decode()
+
+
+def query(what, device=0):
+    v = ctypes.c_int64(0)
+    _check(library().gko_query(int(what), int(device), ctypes.byref(v)), "gko_query")
+    return v.value
+
+
+def diagnostics(device=-1):
+    """The library's multi-line driver/runtime/architecture report."""
+    need = ctypes.c_size_t(0)
+    _check(library().gko_diagnostics(device, None, 0, ctypes.byref(need)), "gko_diagnostics")
+    buf = ctypes.create_string_buffer(need.value)
+    _check(library().gko_diagnostics(device, buf, need.value, None), "gko_diagnostics")
+    return buf.value.decode("utf-8", "replace")
+
+
+class Handle:
+    """A gko handle bound to the current CUDA device.  Use as a context
+    manager or call close()."""
+
+    def __init__(self):
+        h = _handle_t()
+        _check(library().gko_create(ctypes.byref(h)), "gko_create")
+        self._h = h
+
+    @property
+    def value(self):
+        if self._h is None:
+            raise ValueError("handle is closed")
+        return self._h
+
+    @property
+    def device(self):
+        d = ctypes.c_int(-1)
+        _check(library().gko_handle_device(self.value, ctypes.byref(d)), "gko_handle_device")
+        return d.value
+
+    def close(self):
+        if getattr(self, "_h", None) is not None:
+            library().gko_destroy(self._h)
+            self._h = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+# ---------------------------------------------------------------------------
+# device arrays
+# ---------------------------------------------------------------------------
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p)]
+
+
+_TYPESTR = {"<f4": Dtype.F32, "<f2": Dtype.F16, "|V2": None}
+_DL_FLOAT, _DL_BFLOAT = 2, 4
+
+
+class DeviceArray:
+    """What gko needs of an array: pointer, element count, dtype, device."""
+
+    def __init__(self, ptr, shape, dtype, device=None, contiguous=True, owner=None):
+        self.ptr = ptr
+        self.shape = tuple(shape)
+        self.dtype = Dtype(dtype)
+        self.device = device
+        self.contiguous = contiguous
+        self.owner = owner
+
+    @property
+    def size(self):
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+
+def _contiguous(shape, strides, itemsize):
+    if strides is None:
+        return True
+    expect = itemsize
+    for dim, st in zip(reversed(shape), reversed(strides)):
+        if dim != 1 and st != expect:
+            return False
+        expect *= dim
+    return True
+
+
+def _from_dlpack(obj):
+    pycapsule_get = ctypes.pythonapi.PyCapsule_GetPointer
+    pycapsule_get.restype = ctypes.c_void_p
+    pycapsule_get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    cap = obj.__dlpack__()
+    ptr = pycapsule_get(cap, b"dltensor")
+    mt = _DLManagedTensor.from_address(ptr)
+    t = mt.dl_tensor
+    shape = [t.shape[i] for i in range(t.ndim)]
+    code, bits = t.dtype.code, t.dtype.bits
+    if code == _DL_FLOAT and bits == 32:
+        dt = Dtype.F32
+    elif code == _DL_FLOAT and bits == 16:
+        dt = Dtype.F16
+    elif code == _DL_BFLOAT and bits == 16:
+        dt = Dtype.BF16
+    else:
+        raise TypeError("unsupported DLPack dtype code %d bits %d" % (code, bits))
+    strides = None
+    if t.strides:
+        strides = [t.strides[i] * bits // 8 for i in range(t.ndim)]
+    # keep the capsule alive with the array: the producer's memory is owned
+    # by `obj`, which the caller holds for the duration of the call
+    return DeviceArray(t.data + t.byte_offset, shape, dt, t.device.device_id,
+                       _contiguous(shape, strides, bits // 8), owner=(obj, cap))
+
+
+def as_device_array(obj):
+    """Wraps a torch tensor, CuPy array or any CUDA array-interface / DLPack
+    object.  Raises TypeError for host arrays and unsupported dtypes."""
+    if isinstance(obj, DeviceArray):
+        return obj
+    mod = type(obj).__module__.split(".")[0]
+    if mod == "torch":
+        if not obj.is_cuda:
+            raise TypeError("torch tensor is on %s; gko needs a CUDA tensor" % obj.device)
+        name = str(obj.dtype)
+        dt = {"torch.float32": Dtype.F32, "torch.float16": Dtype.F16,
+              "torch.bfloat16": Dtype.BF16}.get(name)
+        if dt is None:
+            raise TypeError("unsupported torch dtype %s" % name)
+        return DeviceArray(obj.data_ptr(), tuple(obj.shape), dt, obj.device.index,
+                           obj.is_contiguous(), owner=obj)
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is not None and cai.get("typestr") in ("<f4", "<f2"):
+        shape = cai["shape"]
+        itemsize = 4 if cai["typestr"] == "<f4" else 2
+        return DeviceArray(cai["data"][0], shape, _TYPESTR[cai["typestr"]], None,
+                           _contiguous(shape, cai.get("strides"), itemsize), owner=obj)
+    if hasattr(obj, "__dlpack__"):
+        return _from_dlpack(obj)
+    raise TypeError("%s is not a device array (no __cuda_array_interface__ or __dlpack__)"
+                    % type(obj).__name__)
+
+
+def _stream_of(obj, stream):
+    """The CUDA stream to use: explicit, or the framework's current one."""
+    if stream is not None:
+        for attr in ("cuda_stream", "ptr", "handle"):
+            if hasattr(stream, attr):
+                return int(getattr(stream, attr))
+        return int(stream)
+    mod = type(obj).__module__.split(".")[0]
+    if mod == "torch":
+        import torch
+        return torch.cuda.current_stream(obj.device).cuda_stream
+    if mod == "cupy":
+        import cupy
+        return cupy.cuda.get_current_stream().ptr
+    return 0
+
+
+def _empty_like(obj):
+    mod = type(obj).__module__.split(".")[0]
+    if mod == "torch":
+        import torch
+        return torch.empty_like(obj)
+    if mod == "cupy":
+        import cupy
+        return cupy.empty_like(obj)
+    raise TypeError("pass out= for arrays of type %s" % type(obj).__name__)
+
+
+def _approx(approximate):
+    if approximate in ("none", "erf", GeluApprox.ERF):
+        return GeluApprox.ERF
+    if approximate in ("tanh", GeluApprox.TANH):
+        return GeluApprox.TANH
+    raise ValueError("approximate must be 'none' (erf) or 'tanh', not %r" % (approximate,))
+
+
+def _same(a, b, what):
+    if a.dtype != b.dtype or a.size != b.size:
+        raise ValueError("%s: dtype/size mismatch (%s[%d] vs %s[%d])"
+                         % (what, a.dtype.name, a.size, b.dtype.name, b.size))
+    if not (a.contiguous and b.contiguous):
+        raise ValueError("%s: arrays must be contiguous" % what)
+
+
+def gelu(handle, x, out=None, approximate="none", stream=None):
+    """out = GELU(x) elementwise (erf form by default, like torch's F.gelu).
+    out may be x (in place).  Returns out."""
+    if out is None:
+        out = _empty_like(x)
+    xa, oa = as_device_array(x), as_device_array(out)
+    _same(xa, oa, "gelu")
+    _check(library().gko_gelu_forward(handle.value, _approx(approximate), xa.dtype, xa.size,
+                                      xa.ptr, oa.ptr, _stream_of(x, stream)),
+           "gko_gelu_forward")
+    return out
+
+
+def gelu_backward(handle, dy, x, out=None, approximate="none", stream=None):
+    """out = dy * GELU'(x).  Returns out."""
+    if out is None:
+        out = _empty_like(x)
+    da, xa, oa = as_device_array(dy), as_device_array(x), as_device_array(out)
+    _same(xa, oa, "gelu_backward")
+    _same(da, xa, "gelu_backward")
+    _check(library().gko_gelu_backward(handle.value, _approx(approximate), xa.dtype, xa.size,
+                                       da.ptr, xa.ptr, oa.ptr, _stream_of(x, stream)),
+           "gko_gelu_backward")
+    return out

@@ -1,0 +1,132 @@
+"""Binding tests: host-only parts run everywhere; GPU parts need torch with
+CUDA and skip otherwise."""
+import os
+import re
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import gko  # noqa: E402
+
+HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "include", "gko.h")
+
+
+def _header_enum(prefix):
+    """NAME -> value for every '#define'-free enumerator with the prefix."""
+    with open(HEADER) as f:
+        text = f.read()
+    return {m.group(1): int(m.group(2))
+            for m in re.finditer(r"\b%s([A-Z0-9_]+)\s*=\s*(-?\d+)" % prefix, text)}
+
+
+def _torch_cuda():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+class HostOnly(unittest.TestCase):
+    def test_version_matches_header(self):
+        with open(HEADER) as f:
+            text = f.read()
+        parts = [int(re.search(r"#define GKO_VERSION_%s (\d+)" % k, text).group(1))
+                 for k in ("MAJOR", "MINOR", "PATCH")]
+        self.assertEqual(gko.version(), "%d.%d.%d" % tuple(parts))
+        self.assertEqual(gko.version_number(), parts[0] * 10000 + parts[1] * 100 + parts[2])
+        self.assertEqual(parts[0], gko.MAJOR)
+
+    def test_enums_match_header(self):
+        for enum_cls, prefix in ((gko.Status, "GKO_STATUS_"), (gko.Dtype, "GKO_DTYPE_"),
+                                 (gko.GeluApprox, "GKO_GELU_"), (gko.Query, "GKO_QUERY_"),
+                                 (gko.CodePath, "GKO_CODE_PATH_")):
+            want = _header_enum(prefix)
+            got = {m.name: int(m) for m in enum_cls}
+            self.assertEqual(got, want, enum_cls.__name__)
+
+    def test_status_names(self):
+        for s in gko.Status:
+            self.assertEqual(gko.status_name(s), "GKO_STATUS_" + s.name)
+
+    def test_every_prototype_exists(self):
+        lib = gko.library()
+        for name in gko._PROTOTYPES:
+            self.assertTrue(hasattr(lib, name), name)
+
+    def test_diagnostics(self):
+        text = gko.diagnostics()
+        self.assertIn("gko " + gko.version(), text)
+        self.assertIn("CUDA runtime", text)
+        self.assertIn("sm_", text)
+
+    def test_query(self):
+        self.assertGreaterEqual(gko.query(gko.Query.RUNTIME_VERSION), 12000)
+        with self.assertRaises(gko.GkoError) as cm:
+            gko.query(99)
+        self.assertEqual(cm.exception.status, gko.Status.INVALID_VALUE)
+        self.assertIn("query", cm.exception.detail)
+
+    def test_handle_without_gpu_raises_clearly(self):
+        if gko.query(gko.Query.DEVICE_COUNT) > 0:
+            self.skipTest("a GPU is present")
+        with self.assertRaises(gko.GkoError) as cm:
+            gko.Handle()
+        self.assertIn(cm.exception.status, (gko.Status.NO_DEVICE, gko.Status.DRIVER_TOO_OLD))
+        self.assertIn("GKO_STATUS_", str(cm.exception))
+        self.assertTrue(len(cm.exception.detail) > 20)
+
+    def test_host_array_rejected(self):
+        with self.assertRaises(TypeError):
+            gko.as_device_array([1.0, 2.0])
+
+
+@unittest.skipIf(_torch_cuda() is None, "needs torch with a CUDA device")
+class WithTorch(unittest.TestCase):
+    def setUp(self):
+        self.torch = _torch_cuda()
+        self.h = gko.Handle()
+
+    def tearDown(self):
+        self.h.close()
+
+    def test_gelu_matches_float64(self):
+        torch = self.torch
+        for dt in (torch.float32, torch.float16, torch.bfloat16):
+            for approx in ("none", "tanh"):
+                x = (torch.randn(100003, device="cuda", dtype=torch.float64) * 4)
+                xd = x.to(dt)
+                y = gko.gelu(self.h, xd, approximate=approx)
+                ref = torch.nn.functional.gelu(xd.double(), approximate=approx)
+                err = ((y.double() - ref).norm() / ref.norm()).item()
+                tol = 1e-6 if dt == torch.float32 else 5e-3
+                self.assertLess(err, tol, "%s %s" % (dt, approx))
+
+    def test_backward_and_in_place_and_stream(self):
+        torch = self.torch
+        x = torch.randn(4097, device="cuda")
+        dy = torch.randn(4097, device="cuda")
+        xr = x.double().requires_grad_()
+        torch.nn.functional.gelu(xr).backward(dy.double())
+        s = torch.cuda.Stream()
+        with torch.cuda.stream(s):
+            dx = gko.gelu_backward(self.h, dy, x)
+        s.synchronize()
+        self.assertLess(((dx.double() - xr.grad).norm() / xr.grad.norm()).item(), 1e-6)
+        ref = torch.nn.functional.gelu(x)
+        gko.gelu(self.h, x, out=x)
+        torch.cuda.synchronize()
+        self.assertLess(((x - ref).norm() / ref.norm()).item(), 1e-6)
+
+    def test_errors_carry_status_and_detail(self):
+        torch = self.torch
+        x = torch.randn(16, device="cuda")
+        y = torch.empty(16, device="cuda", dtype=torch.float16)
+        with self.assertRaises(ValueError):
+            gko.gelu(self.h, x, out=y)
+        with self.assertRaises(TypeError):
+            gko.gelu(self.h, torch.randn(4))
+
+
+if __name__ == "__main__":
+    unittest.main()

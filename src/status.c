@@ -1,0 +1,138 @@
+/* status.c -- status names, descriptions and the thread-local detail. */
+#include <stdio.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "internal.h"
+
+#define GK_DETAIL_BYTES 512
+
+static _Thread_local char gk_detail[GK_DETAIL_BYTES];
+
+GKO_API const char *gko_status_name(gko_status_t status) {
+  switch (status) {
+    case GKO_STATUS_SUCCESS: return "GKO_STATUS_SUCCESS";
+    case GKO_STATUS_INVALID_VALUE: return "GKO_STATUS_INVALID_VALUE";
+    case GKO_STATUS_NOT_SUPPORTED: return "GKO_STATUS_NOT_SUPPORTED";
+    case GKO_STATUS_NO_DEVICE: return "GKO_STATUS_NO_DEVICE";
+    case GKO_STATUS_DRIVER_TOO_OLD: return "GKO_STATUS_DRIVER_TOO_OLD";
+    case GKO_STATUS_NO_KERNEL_IMAGE: return "GKO_STATUS_NO_KERNEL_IMAGE";
+    case GKO_STATUS_ALLOC_FAILED: return "GKO_STATUS_ALLOC_FAILED";
+    case GKO_STATUS_INSUFFICIENT_WORKSPACE:
+      return "GKO_STATUS_INSUFFICIENT_WORKSPACE";
+    case GKO_STATUS_CUDA_ERROR: return "GKO_STATUS_CUDA_ERROR";
+    case GKO_STATUS_EXECUTION_FAILED: return "GKO_STATUS_EXECUTION_FAILED";
+    case GKO_STATUS_INTERNAL: return "GKO_STATUS_INTERNAL";
+    case GKO_STATUS_DEVICE_MISMATCH: return "GKO_STATUS_DEVICE_MISMATCH";
+  }
+  return "GKO_STATUS_UNKNOWN";
+}
+
+GKO_API const char *gko_status_string(gko_status_t status) {
+  switch (status) {
+    case GKO_STATUS_SUCCESS: return "success";
+    case GKO_STATUS_INVALID_VALUE:
+      return "an argument is out of its documented range";
+    case GKO_STATUS_NOT_SUPPORTED:
+      return "the request is valid but not supported by this build, backend "
+             "or GPU";
+    case GKO_STATUS_NO_DEVICE:
+      return "no CUDA-capable device is available (no NVIDIA driver, or the "
+             "driver sees no GPU)";
+    case GKO_STATUS_DRIVER_TOO_OLD:
+      return "the NVIDIA driver is too old for the CUDA runtime gko was "
+             "built with";
+    case GKO_STATUS_NO_KERNEL_IMAGE:
+      return "gko was not compiled for this GPU's architecture (no SASS or "
+             "compatible PTX)";
+    case GKO_STATUS_ALLOC_FAILED: return "a memory allocation failed";
+    case GKO_STATUS_INSUFFICIENT_WORKSPACE:
+      return "the workspace is smaller than the plan requires";
+    case GKO_STATUS_CUDA_ERROR: return "a CUDA call failed";
+    case GKO_STATUS_EXECUTION_FAILED:
+      return "the CUDA context is in a sticky error state after a kernel "
+             "fault";
+    case GKO_STATUS_INTERNAL: return "internal error in gko";
+    case GKO_STATUS_DEVICE_MISMATCH:
+      return "the handle, the current device, the stream or a pointer belong "
+             "to different devices";
+  }
+  return "unknown status value";
+}
+
+GKO_API const char *gko_last_error_detail(void) { return gk_detail; }
+
+void gk_clear_error(void) { gk_detail[0] = '\0'; }
+
+gko_status_t gk_fail(gko_status_t status, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(gk_detail, sizeof gk_detail, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+static int gk_is_sticky(cudaError_t e) {
+  switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorHardwareStackError:
+    case cudaErrorAssert:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorContextIsDestroyed:
+    case cudaErrorUnknown:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+gko_status_t gk_cuda_fail(int cuda_error, const char *what) {
+  cudaError_t e = (cudaError_t)cuda_error;
+  gko_status_t s = GKO_STATUS_CUDA_ERROR;
+  const char *hint = "";
+  if (e == cudaErrorMemoryAllocation) {
+    s = GKO_STATUS_ALLOC_FAILED;
+  } else if (e == cudaErrorNoKernelImageForDevice ||
+             e == cudaErrorInvalidDeviceFunction ||
+             e == cudaErrorUnsupportedPtxVersion ||
+             e == cudaErrorInvalidKernelImage) {
+    s = e == cudaErrorUnsupportedPtxVersion ? GKO_STATUS_DRIVER_TOO_OLD
+                                            : GKO_STATUS_NO_KERNEL_IMAGE;
+    hint = " (see gko_diagnostics for the compiled architectures)";
+  } else if (e == cudaErrorInsufficientDriver) {
+    s = GKO_STATUS_DRIVER_TOO_OLD;
+  } else if (e == cudaErrorNoDevice) {
+    s = GKO_STATUS_NO_DEVICE;
+  } else if (gk_is_sticky(e)) {
+    s = GKO_STATUS_EXECUTION_FAILED;
+    hint = " (the context holds a sticky error from an earlier kernel; the "
+           "process must reset the device)";
+  }
+  return gk_fail(s, "%s failed: %s: %s%s", what, cudaGetErrorName(e),
+                 cudaGetErrorString(e), hint);
+}
+
+GKO_API size_t gko_dtype_size(gko_dtype_t dtype) {
+  switch (dtype) {
+    case GKO_DTYPE_F32: return 4;
+    case GKO_DTYPE_F16: return 2;
+    case GKO_DTYPE_BF16: return 2;
+  }
+  return 0;
+}
+
+GKO_API unsigned gko_version_number(void) { return GKO_VERSION_NUMBER; }
+
+#define GK_STR2(x) #x
+#define GK_STR(x) GK_STR2(x)
+GKO_API const char *gko_version_string(void) {
+  return GK_STR(GKO_VERSION_MAJOR) "." GK_STR(GKO_VERSION_MINOR) "." GK_STR(
+      GKO_VERSION_PATCH);
+}

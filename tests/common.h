@@ -1,0 +1,196 @@
+/* common.h -- helpers shared by the Criterion suites: GPU detection and
+ * skipping, fresh random numbers, f16/bf16 conversion and ulp distances,
+ * poisoned device buffers. */
+#ifndef GKO_TESTS_COMMON_H
+#define GKO_TESTS_COMMON_H
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime_api.h>
+
+#include "gko.h"
+
+/* ---- GPU presence: GPU tests report as skipped without one -------------- */
+
+static inline int t_gpu_count(void) {
+  int drv = 0, n = 0;
+  cudaDriverGetVersion(&drv);
+  if (drv == 0 || cudaGetDeviceCount(&n) != cudaSuccess) return 0;
+  return n;
+}
+
+#define T_REQUIRE_GPU()                                                   \
+  do {                                                                    \
+    if (t_gpu_count() == 0) cr_skip_test("no CUDA device on this machine"); \
+  } while (0)
+
+#define T_CUDA(call)                                                        \
+  do {                                                                      \
+    cudaError_t t_e_ = (call);                                              \
+    cr_assert_eq(t_e_, cudaSuccess, "%s: %s", #call, cudaGetErrorString(t_e_)); \
+  } while (0)
+
+#define T_OK(call)                                                            \
+  do {                                                                        \
+    gko_status_t t_s_ = (call);                                               \
+    cr_assert_eq(t_s_, GKO_STATUS_SUCCESS, "%s -> %s: %s", #call,             \
+                 gko_status_name(t_s_), gko_last_error_detail());             \
+  } while (0)
+
+/* The call fails with `status` and leaves a non-empty detail message. */
+#define T_FAILS(status, call)                                                \
+  do {                                                                       \
+    gko_status_t t_s_ = (call);                                              \
+    cr_assert_eq(t_s_, (status), "%s -> %s (wanted %s): %s", #call,          \
+                 gko_status_name(t_s_), gko_status_name(status),             \
+                 gko_last_error_detail());                                   \
+    cr_assert(gko_last_error_detail()[0] != '\0', "%s: empty detail", #call); \
+  } while (0)
+
+static inline gko_handle_t t_handle(void) {
+  gko_handle_t h = NULL;
+  T_OK(gko_create(&h));
+  return h;
+}
+
+/* ---- random numbers: a fresh seed per run, printed so a failure replays -- */
+
+static uint64_t t_rng_state;
+
+static inline uint64_t t_seed(void) {
+  const char *s = getenv("GKO_TEST_SEED");
+  uint64_t seed = s ? strtoull(s, NULL, 0)
+                    : ((uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull) ^ (uint64_t)clock();
+  t_rng_state = seed ? seed : 1;
+  return seed;
+}
+
+static inline uint64_t t_next(void) { /* splitmix64 */
+  uint64_t z = (t_rng_state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static inline double t_uniform(double lo, double hi) {
+  return lo + (hi - lo) * ((double)(t_next() >> 11) * (1.0 / 9007199254740992.0));
+}
+
+static inline double t_normal(void) {
+  double u1 = t_uniform(1e-300, 1.0), u2 = t_uniform(0.0, 1.0);
+  return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/* ---- f16 / bf16 on the host ---------------------------------------------- */
+
+static inline float t_f16_to_float(uint16_t h) {
+  uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+  uint32_t bits;
+  if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (man << 13);
+  } else if (exp == 0) {
+    float f = ldexpf((float)man, -24);
+    return sign ? -f : f;
+  } else {
+    bits = sign | ((exp + 112) << 23) | (man << 13);
+  }
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+/* Round a double to the nearest f16 (ties to even), directly (no double
+ * rounding through float). */
+static inline uint16_t t_double_to_f16(double d) {
+  uint16_t sign = signbit(d) ? 0x8000 : 0;
+  if (isnan(d)) return 0x7e00;
+  double a = fabs(d);
+  if (a >= 65520.0) return sign | 0x7c00; /* rounds to inf */
+  if (a < ldexp(1.0, -25)) {               /* below half the smallest subnormal */
+    if (a == ldexp(1.0, -25)) return sign; /* tie to even (0) */
+    return sign;
+  }
+  int e;
+  frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
+  int exp = e - 1;      /* a = 1.m * 2^exp */
+  if (exp < -14) exp = -14; /* subnormal spacing 2^-24 */
+  double q = ldexp(a, 10 - exp); /* units of the last place */
+  double r = nearbyint(q);        /* current rounding mode: to nearest even */
+  uint32_t m = (uint32_t)r;
+  if (m >= 2048) { m >>= 1; exp++; }
+  if (exp > 15) return sign | 0x7c00;
+  if (m < 1024) return sign | (uint16_t)m; /* subnormal */
+  return sign | (uint16_t)(((exp + 15) << 10) | (m - 1024));
+}
+
+static inline float t_bf16_to_float(uint16_t b) {
+  uint32_t bits = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+static inline uint16_t t_double_to_bf16(double d) {
+  if (isnan(d)) return 0x7fc0;
+  uint16_t sign = signbit(d) ? 0x8000 : 0;
+  double a = fabs(d);
+  if (a == 0) return sign;
+  if (a >= ldexp(255.0 + 0.5, 120)) return sign | 0x7f80; /* >= max + half ulp */
+  int e;
+  frexp(a, &e);
+  int exp = e - 1;
+  if (exp < -126) exp = -126;
+  double q = ldexp(a, 7 - exp);
+  uint32_t m = (uint32_t)nearbyint(q);
+  if (m >= 256) { m >>= 1; exp++; }
+  if (m < 128) return sign | (uint16_t)m;
+  return sign | (uint16_t)(((exp + 127) << 7) | (m - 128));
+}
+
+static inline float t_double_to_float(double d) { return (float)d; }
+
+/* Distance in units in the last place between two finite values of a 16-bit
+ * format given as raw bits (sign-magnitude ordered). */
+static inline int64_t t_ulp16(uint16_t a, uint16_t b) {
+  int64_t ia = (a & 0x8000) ? -(int64_t)(a & 0x7fff) : (int64_t)a;
+  int64_t ib = (b & 0x8000) ? -(int64_t)(b & 0x7fff) : (int64_t)b;
+  return ia > ib ? ia - ib : ib - ia;
+}
+
+static inline int64_t t_ulp32(float a, float b) {
+  int32_t ia, ib;
+  memcpy(&ia, &a, 4);
+  memcpy(&ib, &b, 4);
+  int64_t la = ia < 0 ? -(int64_t)(ia & 0x7fffffff) : ia;
+  int64_t lb = ib < 0 ? -(int64_t)(ib & 0x7fffffff) : ib;
+  return la > lb ? la - lb : lb - la;
+}
+
+/* ---- device buffers ---------------------------------------------------- */
+
+static inline void *t_dalloc(size_t bytes) {
+  void *p = NULL;
+  T_CUDA(cudaMalloc(&p, bytes ? bytes : 1));
+  return p;
+}
+
+static inline void t_h2d(void *d, const void *h, size_t bytes) {
+  T_CUDA(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice));
+}
+
+static inline void t_d2h(void *h, const void *d, size_t bytes) {
+  T_CUDA(cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost));
+}
+
+/* Poison for outputs: all bytes 0xFF is a NaN in f32, f16 and bf16, so an
+ * element the kernel did not write fails any comparison with a finite
+ * reference value. */
+#define T_POISON_BYTE 0xFF
+
+#endif /* GKO_TESTS_COMMON_H */

@@ -1,0 +1,44 @@
+#!/bin/sh
+# Runs, on a machine with a GPU and from already-built binaries (no rebuild):
+#   1. every Criterion suite;
+#   2. the same suites under compute-sanitizer (each tool in GKO_SANITIZERS,
+#      default memcheck racecheck initcheck synccheck), skipping the tests
+#      named huge_* whose multi-GiB buffers make the tools crawl;
+#   3. the Python binding tests (torch parts run when torch sees the GPU);
+#   4. optionally (GKO_BENCH=1) gko-bench and the Python comparisons.
+# Logs go to OUTDIR (default gpu-logs).  Exit status 1 if anything failed.
+set -u
+out=${1:-gpu-logs}
+mkdir -p "$out"
+cd "$(dirname "$0")/.." || exit 1
+suites=${GKO_SUITES:-$(ls build/tests/test_* 2>/dev/null)}
+tools=${GKO_SANITIZERS-memcheck racecheck initcheck synccheck}
+status=0
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$out/gpu.txt" 2>&1
+echo "== suites"
+sh tests/run_suites.sh $suites > "$out/tests.log" 2>&1 || status=1
+grep -E '^-- |^== total|FAIL|\[ERR\]|CRASH' "$out/tests.log" | head -40
+for tool in $tools; do
+  for t in $suites; do
+    log="$out/san-$tool-$(basename "$t").log"
+    compute-sanitizer --tool "$tool" --target-processes all --error-exitcode 99 \
+      --print-limit 20 "$t" --jobs 1 --filter '*/!(huge*)' > "$log" 2>&1
+    rc=$?
+    summary=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | sort | uniq -c | tr '\n' ' ')
+    echo "== $tool $(basename "$t"): exit $rc; $summary"
+    [ $rc -ne 0 ] && status=1
+  done
+done
+echo "== python binding"
+GKO_LIBRARY=$PWD/$(ls lib/libgko.so.*.*.* | head -1) python3 -m unittest discover -s python/tests -v > "$out/python.log" 2>&1 || status=1
+tail -3 "$out/python.log"
+if [ "${GKO_BENCH:-0}" = 1 ]; then
+  echo "== gko-bench"
+  build/bin/gko-bench --json "$out/gko-bench.json" 2>&1 | tee "$out/gko-bench.txt" || status=1
+  for b in ${GKO_PYBENCH:-python/bench/bench_gelu.py}; do
+    echo "== $b"
+    PYTHONUNBUFFERED=1 GKO_LIBRARY=$PWD/$(ls lib/libgko.so.*.*.* | head -1) python3 "$b" \
+      --json "$out/$(basename "$b" .py).json" 2>&1 | tee "$out/$(basename "$b" .py).txt" || status=1
+  done
+fi
+exit $status

@@ -1,0 +1,25 @@
+#!/bin/sh
+# Runs the Criterion suites given as arguments and prints, per suite and in
+# total, how many tests passed, failed and were SKIPPED (GPU tests on a
+# machine without a GPU).  Exit status 1 if any test failed or crashed.
+# Extra Criterion flags come from GKO_TEST_FLAGS (e.g. --filter).
+set -u
+status=0
+tp=0; tf=0; ts=0
+for t in "$@"; do
+  name=$(basename "$t")
+  out=$("$t" --verbose --jobs 1 ${GKO_TEST_FLAGS:-} 2>&1); rc=$?
+  printf '%s\n' "$out" | grep -v '^\[RUN \]' | grep -v '^\[----\]' | grep -v '^\[====\] Running'
+  skipped=$(printf '%s\n' "$out" | grep -c '^\[SKIP\]')
+  synth=$(printf '%s\n' "$out" | grep 'Synthesis' | tail -1)
+  passed=$(printf '%s\n' "$synth" | sed -n 's/.*Passing: \([0-9]*\).*/\1/p')
+  failed=$(printf '%s\n' "$synth" | sed -n 's/.*Failing: \([0-9]*\).*Crashing: \([0-9]*\).*/\1 \2/p' | awk '{print $1+$2}')
+  : "${passed:=0}" "${failed:=1}"
+  [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ] && failed=1
+  echo "-- $name: $passed passed, $failed failed, $skipped skipped"
+  tp=$((tp + passed)); tf=$((tf + failed)); ts=$((ts + skipped))
+  [ "$failed" -ne 0 ] && status=1
+done
+echo "== total: $tp passed, $tf failed, $ts skipped"
+[ "$ts" -gt 0 ] && echo "   (skipped tests need a CUDA GPU; they did not run)"
+exit $status
