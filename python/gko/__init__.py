@@ -129,6 +129,18 @@ _PROTOTYPES = {
 _lib = None
 
 
+def _declare(prototypes):
+    """Adds {name: (restype, argtypes)} for an operator module (gko.gemm,
+    gko.sparse, ...).  Applied at load time, or at once if already loaded."""
+    _PROTOTYPES.update(prototypes)
+    if _lib is not None:
+        for name, (res, args) in prototypes.items():
+            if hasattr(_lib, name):
+                fn = getattr(_lib, name)
+                fn.restype = res
+                fn.argtypes = args
+
+
 def library():
     """The loaded ctypes.CDLL (loaded on first use, major version checked)."""
     global _lib
