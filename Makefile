@@ -122,7 +122,7 @@ abi-check: library
 	sh tests/abi_check.sh
 
 # ---- benchmark and examples -------------------------------------------------
-BENCH_LIBS := -Llib -lgko -Wl,-rpath,'$$ORIGIN/../../lib' -L$(CUDA_LIB) -lcudart -lm -lpthread -ldl
+BENCH_LIBS := -Llib -lgko -Wl,-rpath,'$$ORIGIN/../../lib:$$ORIGIN/../lib' -L$(CUDA_LIB) -lcudart -lm -lpthread -ldl
 bench: $(BUILD)/bin/gko-bench
 $(BUILD)/bin/gko-bench: $(wildcard bench/*.c bench/*.h) $(SHLIB) lib/libgko.so | $(BUILD)/bin
 	$(CC) -std=gnu11 -O2 -g $(WARN) -Iinclude -I$(CUDA_INC) $(filter %.c,$^) -o $@ $(BENCH_LIBS)
