@@ -1,11 +1,13 @@
 #!/bin/sh
 # Runs, on a machine with a GPU and from already-built binaries (no rebuild):
 #   1. every Criterion suite;
-#   2. the same suites under compute-sanitizer (each tool in GKO_SANITIZERS,
-#      default memcheck racecheck initcheck synccheck), skipping the tests
-#      named huge_* whose multi-GiB buffers make the tools crawl;
-#   3. the Python binding tests (torch parts run when torch sees the GPU);
-#   4. optionally (GKO_BENCH=1) gko-bench and the Python comparisons.
+#   2. the Python binding tests (torch parts run when torch sees the GPU);
+#   3. optionally (GKO_BENCH=1) gko-bench and the Python comparisons
+#      (GKO_PYBENCH lists the scripts);
+#   4. the suites under compute-sanitizer (each tool in GKO_SANITIZERS,
+#      default memcheck racecheck initcheck synccheck; each run bounded by
+#      GKO_SANITIZE_TIMEOUT seconds), skipping the tests named huge_* whose
+#      multi-GiB buffers make the tools crawl.
 # Logs go to OUTDIR (default gpu-logs).  Exit status 1 if anything failed.
 set -u
 out=${1:-gpu-logs}
@@ -18,17 +20,6 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu 
 echo "== suites"
 sh tests/run_suites.sh $suites > "$out/tests.log" 2>&1 || status=1
 grep -E '^-- |^== total|FAIL|\[ERR\]|CRASH' "$out/tests.log" | head -40
-for tool in $tools; do
-  for t in $suites; do
-    log="$out/san-$tool-$(basename "$t").log"
-    compute-sanitizer --tool "$tool" --target-processes all --error-exitcode 99 \
-      --print-limit 20 "$t" --jobs 1 --filter '*/!(huge*)' > "$log" 2>&1
-    rc=$?
-    summary=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | sort | uniq -c | tr '\n' ' ')
-    echo "== $tool $(basename "$t"): exit $rc; $summary"
-    [ $rc -ne 0 ] && status=1
-  done
-done
 echo "== python binding"
 GKO_LIBRARY=$PWD/$(ls lib/libgko.so.*.*.* | head -1) python3 -m unittest discover -s python/tests -v > "$out/python.log" 2>&1 || status=1
 tail -3 "$out/python.log"
@@ -41,4 +32,15 @@ if [ "${GKO_BENCH:-0}" = 1 ]; then
       --json "$out/$(basename "$b" .py).json" 2>&1 | tee "$out/$(basename "$b" .py).txt" || status=1
   done
 fi
+for tool in $tools; do
+  for t in $suites; do
+    log="$out/san-$tool-$(basename "$t").log"
+    timeout "${GKO_SANITIZE_TIMEOUT:-900}" compute-sanitizer --tool "$tool" --target-processes all --error-exitcode 99 \
+      --print-limit 20 "$t" --jobs 1 --filter '*/!(huge*)' > "$log" 2>&1
+    rc=$?
+    summary=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | sort | uniq -c | tr '\n' ' ')
+    echo "== $tool $(basename "$t"): exit $rc; $summary"
+    [ $rc -ne 0 ] && status=1
+  done
+done
 exit $status
