@@ -23,13 +23,17 @@ typedef struct {
 
 static const module kModules[] = {
     {"gelu", bench_gelu_cmd, bench_gelu_suite},
+    {"gemm", bench_gemm_cmd, bench_gemm_suite},
 };
 enum { kNumModules = sizeof kModules / sizeof kModules[0] };
 
 static void usage(void) {
   fprintf(stderr,
           "usage: gko-bench [--info] [--repeat R] [--json FILE] [SUBCOMMAND [FLAGS]]\n"
-          "  gelu [--n N] [--dtype f32|f16|bf16] [--approx erf|tanh] [--backward]\n");
+          "  gelu [--n N] [--dtype f32|f16|bf16] [--approx erf|tanh] [--backward]\n"
+          "  gemm --m M --n N --k K [--dtype f16|bf16|f32|tf32] [--out f32] [--epilogue "
+          "none|bias|relu|bias-relu|gelu|bias-gelu|gelu-tanh|bias-gelu-tanh] [--transa] "
+          "[--transb] [--batch B] [--pad auto|never|always] [--fusion auto|required|never]\n");
 }
 
 int main(int argc, char **argv) {

@@ -148,7 +148,9 @@ typedef struct gko_handle_s *gko_handle_t;
  * On failure *handle is left unchanged.  A handle may be used from several
  * threads at once provided every concurrent call has its own workspace.
  * Storage: allocates host memory (freed by gko_destroy); creates the CUDA
- *          primary context of the device if it does not exist yet.
+ *          primary context of the device if it does not exist yet, and the
+ *          first handle of a device creates the cuBLASLt handle that all
+ *          gko handles of that device share for the life of the process.
  * Async: no.  Capture: no (may initialise the device). */
 GKO_API gko_status_t gko_create(gko_handle_t *handle);
 /* Destroys a handle; NULL is a no-op (returns success).  The caller must make
@@ -272,6 +274,305 @@ GKO_API gko_status_t gko_gelu_backward(gko_handle_t handle,
                                        gko_dtype_t dtype, int64_t n,
                                        const void *dy, const void *x,
                                        void *dx, gko_stream_t stream);
+
+/* ------------------------------------------------------------------------ */
+/* GEMM: D = epilogue(alpha * op(A) * op(B) + beta * C)                       */
+/* ------------------------------------------------------------------------ */
+/* Shapes (per batch): op(A) is m x k, op(B) is k x n, C and D are m x n.
+ * op(X) = X (GKO_OP_N) or X^T (GKO_OP_T), so A is stored m x k (N) or k x m
+ * (T), B k x n (N) or n x k (T).  Layout: ROW_MAJOR (the default; what C,
+ * numpy and torch hold) stores element (i, j) of a stored r x c matrix at
+ * [i * ld + j], ld >= c; COL_MAJOR (BLAS) at [i + j * ld], ld >= r.  One
+ * layout covers A, B, C and D.
+ * Types: A and B share ab_dtype (F32, F16 or BF16); C, D and the bias share
+ * cd_dtype, which is ab_dtype or F32.  Products accumulate in f32 (see
+ * gko_gemm_compute_t for the opt-in TF32 and f16-accumulate modes).
+ * Algorithms: cuBLASLt (NVIDIA, cublasLtMatmul with its heuristic); the
+ * elementwise epilogue passes and the padding copies are gko's own kernels;
+ * GELU as in gko_gelu_forward.  docs/gemm.md explains the dispatch rules. */
+
+typedef enum gko_op_e {
+  GKO_OP_N = 0, /* op(X) = X */
+  GKO_OP_T = 1  /* op(X) = X^T */
+} gko_op_t;
+
+typedef enum gko_layout_e {
+  GKO_LAYOUT_ROW_MAJOR = 0, /* element (i, j) at [i * ld + j] (default) */
+  GKO_LAYOUT_COL_MAJOR = 1  /* element (i, j) at [i + j * ld] */
+} gko_layout_t;
+
+/* What happens to X = alpha * op(A) * op(B) + beta * C before it is stored
+ * in D.  bias is a vector of n elements of cd_dtype added to every row:
+ * X[i][j] += bias[j] (the linear layer's bias), then the activation:
+ *   RELU:       max(x, 0);
+ *   GELU_ERF:   x * Phi(x), as gko_gelu_forward with GKO_GELU_ERF;
+ *   GELU_TANH:  the tanh approximation (GKO_GELU_TANH).  When fused into
+ *               cuBLASLt (GKO_GEMM_FUSION_AUTO, the default) the values come
+ *               from cuBLASLt's own GELU epilogue (what torch's
+ *               _addmm_activation uses), whose negative tail loses relative
+ *               accuracy and flushes to zero early (small absolute error;
+ *               docs/gemm.md has the measured figures);
+ *               GKO_GEMM_FUSION_NEVER uses gko's accurate GELU pass.
+ * Values: bit 0 = bias, bits 1-2 = activation. */
+typedef enum gko_epilogue_e {
+  GKO_EPILOGUE_NONE = 0,
+  GKO_EPILOGUE_BIAS = 1,
+  GKO_EPILOGUE_RELU = 2,
+  GKO_EPILOGUE_BIAS_RELU = 3,
+  GKO_EPILOGUE_GELU_ERF = 4,
+  GKO_EPILOGUE_BIAS_GELU_ERF = 5,
+  GKO_EPILOGUE_GELU_TANH = 6,
+  GKO_EPILOGUE_BIAS_GELU_TANH = 7
+} gko_epilogue_t;
+
+/* Which implementation runs the product. */
+typedef enum gko_gemm_backend_e {
+  GKO_GEMM_BACKEND_AUTO = 0,     /* the plan chooses (today: CUBLASLT) */
+  GKO_GEMM_BACKEND_CUBLASLT = 1, /* cuBLASLt Tensor-Core (or SIMT) kernels */
+  GKO_GEMM_BACKEND_WMMA = 2      /* gko's own WMMA kernel: not available in
+                                  * this version (NOT_SUPPORTED) */
+} gko_gemm_backend_t;
+
+/* Arithmetic of the product. */
+typedef enum gko_gemm_compute_e {
+  /* f32 accumulation; f32 inputs multiplied in full f32 (no TF32). */
+  GKO_GEMM_COMPUTE_DEFAULT = 0,
+  /* f32 inputs rounded to TF32 (10-bit mantissa) for Tensor Cores, f32
+   * accumulation.  f32 inputs only (else INVALID_VALUE); sm_80 and newer
+   * (else NOT_SUPPORTED).  Relative error about 1e-3. */
+  GKO_GEMM_COMPUTE_TF32 = 1,
+  /* f16 accumulation (cuBLAS's CUBLAS_COMPUTE_16F), faster on some GPUs,
+   * relative error about 5e-4 * sqrt(k).  Only for ab_dtype = cd_dtype = F16
+   * (else NOT_SUPPORTED). */
+  GKO_GEMM_COMPUTE_F16_ACCUMULATE = 2
+} gko_gemm_compute_t;
+
+/* Whether the epilogue is fused into the GEMM kernel. */
+typedef enum gko_gemm_fusion_e {
+  /* Fuse what cuBLASLt can fuse (bias, ReLU, GELU-tanh), run the rest as one
+   * extra elementwise pass of gko's over D.  The bias is fused only when it
+   * is 16-byte aligned (checked at execute) and the layout is row-major. */
+  GKO_GEMM_FUSION_AUTO = 0,
+  /* Fuse everything or fail: plan_create returns NOT_SUPPORTED when the
+   * epilogue cannot be fused (GELU-erf, a column-major bias, an alignment
+   * promise below 16 with a bias), execute returns INVALID_VALUE when the
+   * bias pointer is not 16-byte aligned. */
+  GKO_GEMM_FUSION_REQUIRED = 1,
+  /* Never fuse: the GEMM stores alpha*AB + beta*C, then one gko pass applies
+   * bias and activation (each element rounded to cd_dtype twice). */
+  GKO_GEMM_FUSION_NEVER = 2
+} gko_gemm_fusion_t;
+
+/* Copying A and B into aligned, zero-padded operands (in the workspace)
+ * before the product, for shapes cuBLASLt runs slowly: k or a leading
+ * dimension of A or B not a multiple of 16 bytes, or A/B pointers (or batch
+ * strides) not 16-byte aligned. */
+typedef enum gko_gemm_pad_e {
+  /* Pad when the rule in docs/gemm.md predicts the copy + aligned product
+   * to be faster than the unaligned product. */
+  GKO_GEMM_PAD_AUTO = 0,
+  GKO_GEMM_PAD_NEVER = 1,
+  /* Always pad (even aligned shapes; for tests and measurements). */
+  GKO_GEMM_PAD_ALWAYS = 2
+} gko_gemm_pad_t;
+
+/* Descriptor attributes (gko_gemm_desc_set / _get); all values int64_t.
+ * For the LD* and STRIDE_* attributes, -1 selects the default, and _get
+ * returns the value in effect (the default resolved for the current m, n,
+ * k, transposes and layout). */
+typedef enum gko_gemm_attr_e {
+  GKO_GEMM_ATTR_AB_DTYPE = 0,    /* gko_dtype_t of A and B */
+  GKO_GEMM_ATTR_CD_DTYPE = 1,    /* gko_dtype_t of C, D, bias: AB_DTYPE or F32 */
+  GKO_GEMM_ATTR_M = 2,           /* rows of D, >= 0 */
+  GKO_GEMM_ATTR_N = 3,           /* columns of D, >= 0 */
+  GKO_GEMM_ATTR_K = 4,           /* inner dimension, >= 0 */
+  GKO_GEMM_ATTR_TRANSA = 5,      /* gko_op_t, default GKO_OP_N */
+  GKO_GEMM_ATTR_TRANSB = 6,      /* gko_op_t, default GKO_OP_N */
+  GKO_GEMM_ATTR_LAYOUT = 7,      /* gko_layout_t, default ROW_MAJOR */
+  /* Leading dimensions (elements).  Default: tight (the stored row length
+   * for ROW_MAJOR, column length for COL_MAJOR, at least 1). */
+  GKO_GEMM_ATTR_LDA = 8,
+  GKO_GEMM_ATTR_LDB = 9,
+  GKO_GEMM_ATTR_LDC = 10,
+  GKO_GEMM_ATTR_LDD = 11,
+  GKO_GEMM_ATTR_BATCH_COUNT = 12, /* >= 0, at most 2^31 - 1; default 1 */
+  /* Elements from one batch's matrix to the next.  Default: the leading
+   * dimension times the number of stored rows (row-major) or columns
+   * (column-major), i.e. dense batches.  0 broadcasts one matrix to every
+   * batch (A, B and C only: D's batches must not overlap). */
+  GKO_GEMM_ATTR_STRIDE_A = 13,
+  GKO_GEMM_ATTR_STRIDE_B = 14,
+  GKO_GEMM_ATTR_STRIDE_C = 15,
+  GKO_GEMM_ATTR_STRIDE_D = 16,
+  GKO_GEMM_ATTR_STRIDE_BIAS = 17, /* default 0: one bias for every batch */
+  GKO_GEMM_ATTR_EPILOGUE = 18,    /* gko_epilogue_t, default NONE */
+  GKO_GEMM_ATTR_COMPUTE = 19,     /* gko_gemm_compute_t, default DEFAULT */
+  GKO_GEMM_ATTR_BACKEND = 20,     /* gko_gemm_backend_t, default AUTO */
+  /* Alignment in bytes the caller promises for the A, B, C, D and bias
+   * pointers passed to execute: a power of two from 1 to 256, default 16
+   * (every pointer must also be aligned to its element size).  The plan
+   * chooses its algorithm for this alignment; execute checks the real
+   * pointers (see gko_gemm_execute). */
+  GKO_GEMM_ATTR_ALIGNMENT = 21,
+  GKO_GEMM_ATTR_FUSION = 22,      /* gko_gemm_fusion_t, default AUTO */
+  GKO_GEMM_ATTR_PAD = 23,         /* gko_gemm_pad_t, default AUTO */
+  /* Upper bound (bytes) on the workspace the plan may ask for, -1 (the
+   * default) for none.  cuBLASLt's own share is at most 32 MiB on sm_90 and
+   * newer, 4 MiB before (NVIDIA's recommendation); padded copies of A and B
+   * come on top when padding is chosen. */
+  GKO_GEMM_ATTR_MAX_WORKSPACE = 24
+} gko_gemm_attr_t;
+
+/* Opaque problem descriptor (host memory only; no handle, no GPU). */
+typedef struct gko_gemm_desc_s *gko_gemm_desc_t;
+/* Opaque plan: a descriptor checked and bound to a handle, with the backend
+ * and algorithm chosen. */
+typedef struct gko_gemm_plan_s *gko_gemm_plan_t;
+
+/* Creates a descriptor for D[m x n] = op(A) op(B), every other attribute at
+ * its default (row-major, no transposes, tight leading dimensions, one
+ * batch, no epilogue).  Returns GKO_STATUS_INVALID_VALUE for a NULL desc, an
+ * unknown dtype, cd_dtype neither ab_dtype nor F32, or a negative size;
+ * GKO_STATUS_ALLOC_FAILED.  *desc is untouched on failure.
+ * Storage: allocates host memory (gko_gemm_desc_destroy frees it).
+ * Async: no.  Capture: yes. */
+GKO_API gko_status_t gko_gemm_desc_create(gko_gemm_desc_t *desc,
+                                          gko_dtype_t ab_dtype,
+                                          gko_dtype_t cd_dtype, int64_t m,
+                                          int64_t n, int64_t k);
+/* Frees a descriptor; NULL is a no-op.  Plans made from it stay valid.
+ * Storage: frees host memory.  Async: no.  Capture: yes. */
+GKO_API gko_status_t gko_gemm_desc_destroy(gko_gemm_desc_t desc);
+/* Sets one attribute.  Values are checked against the attribute's own
+ * range here (GKO_STATUS_INVALID_VALUE for an unknown attribute, an unknown
+ * enumerator, a negative size, an alignment that is not a power of two in
+ * [1, 256]); combinations (a leading dimension smaller than its row, say)
+ * are checked by gko_gemm_plan_create.  The descriptor is unchanged on
+ * failure.  Storage: none.  Async: no.  Capture: yes. */
+GKO_API gko_status_t gko_gemm_desc_set(gko_gemm_desc_t desc,
+                                       gko_gemm_attr_t attr, int64_t value);
+/* Reads one attribute (defaults resolved).  GKO_STATUS_INVALID_VALUE for a
+ * NULL argument or an unknown attribute (*value untouched).
+ * Storage: none.  Async: no.  Capture: yes. */
+GKO_API gko_status_t gko_gemm_desc_get(gko_gemm_desc_t desc,
+                                       gko_gemm_attr_t attr, int64_t *value);
+
+/* Checks the descriptor, chooses the backend and algorithm (cuBLASLt's
+ * heuristic, cached per shape, types, alignment and epilogue in the handle)
+ * and the workspace size.  The descriptor may be changed or destroyed
+ * afterwards; the handle must outlive the plan.  Returns:
+ *   GKO_STATUS_INVALID_VALUE   NULL argument; an inconsistent descriptor
+ *       (leading dimension smaller than the stored row or column, D's
+ *       batches overlapping, sizes whose byte extent overflows int64, TF32
+ *       with 16-bit inputs); the detail names the attribute;
+ *   GKO_STATUS_NOT_SUPPORTED   backend WMMA (not in this version); TF32
+ *       before sm_80; F16_ACCUMULATE outside f16/f16; FUSION_REQUIRED with
+ *       an epilogue that cannot be fused; no cuBLASLt algorithm for the
+ *       problem (the detail names what was tried);
+ *   GKO_STATUS_DEVICE_MISMATCH the current device is not the handle's;
+ *   GKO_STATUS_ALLOC_FAILED, GKO_STATUS_CUDA_ERROR, GKO_STATUS_INTERNAL.
+ * Problems with m, n, k or batch count 0 are valid (execute writes only
+ * what D holds).  *plan is untouched on failure.
+ * Storage: allocates host memory (freed by gko_gemm_plan_destroy) and may
+ *          grow the handle's algorithm cache.
+ * Async: no.  Capture: yes (host work only). */
+GKO_API gko_status_t gko_gemm_plan_create(gko_handle_t handle,
+                                          gko_gemm_desc_t desc,
+                                          gko_gemm_plan_t *plan);
+/* Frees a plan; NULL is a no-op.  Work already enqueued is unaffected.
+ * Storage: frees host memory.  Async: no.  Capture: yes. */
+GKO_API gko_status_t gko_gemm_plan_destroy(gko_gemm_plan_t plan);
+/* Bytes of device workspace gko_gemm_execute needs with this plan (0 when
+ * none; any element-aligned pointer works: the plan counts 255 bytes of
+ * slack for aligning it).  Returns GKO_STATUS_INVALID_VALUE for NULL.
+ * Storage: none.  Async: no.  Capture: yes. */
+GKO_API gko_status_t gko_gemm_workspace_size(gko_gemm_plan_t plan,
+                                             size_t *bytes);
+/* The backend the plan chose (never AUTO).  INVALID_VALUE for NULL.
+ * Storage: none.  Async: no.  Capture: yes. */
+GKO_API gko_status_t gko_gemm_plan_backend(gko_gemm_plan_t plan,
+                                           gko_gemm_backend_t *backend);
+/* A readable account of the plan: "<backend>: " then the algorithm and why,
+ * e.g. "cuBLASLt: algo 23 tile 128x256 stages-id 3 splitK 1 swizzle 0
+ * (heuristic #1 of 8); compute f32 accumulate; ...; epilogue: cuBLASLt
+ * BIAS, then gko's pass GELU-erf; A and B copied to padded operands
+ * (k = 1032, ...): k = 1027 % 8 != 0; padding rule: ... -> pad; workspace
+ * ... bytes".  The text is for people, not parsers: its format may change
+ * between versions.  Always NUL-terminated when bytes > 0 (truncated if
+ * needed); *required (may be NULL) receives the full size with the
+ * terminator.  INVALID_VALUE for a NULL plan, or buf NULL with bytes > 0.
+ * Storage: none.  Async: no.  Capture: yes. */
+GKO_API gko_status_t gko_gemm_plan_describe(gko_gemm_plan_t plan, char *buf,
+                                            size_t bytes, size_t *required);
+
+/* D = epilogue(alpha * op(A) * op(B) + beta * C) for every batch, on stream.
+ * a, b, c, d, bias: device-accessible pointers laid out as the plan's
+ * descriptor says (batch b at base + b * stride elements), each aligned to
+ * its element size.  alpha and beta are host values, read at the call (a
+ * captured graph keeps them).  Taking them here rather than in the plan
+ * lets them change per call without re-planning (as cuBLAS does).
+ *   - C may equal D (in place; then LDC == LDD and STRIDE_C == STRIDE_D are
+ *     required) or overlap nothing else.  beta == 0: C is never read (may
+ *     be NULL; NaN or Inf in it has no effect).
+ *   - k == 0 or alpha == 0: A and B are not read (may be NULL) and D =
+ *     epilogue(beta * C): exactly beta * C rounded once when there is no
+ *     epilogue.
+ *   - m, n or batch count 0: nothing is read or written (NULLs allowed).
+ *   - bias: n elements of cd_dtype per batch (STRIDE_BIAS apart), required
+ *     iff the epilogue has a bias.  Not 16-byte aligned: the bias runs in
+ *     gko's pass instead of fused (FUSION_REQUIRED: INVALID_VALUE).
+ *   - Alignment: when a pointer (or batch stride) is less aligned than the
+ *     plan's GKO_GEMM_ATTR_ALIGNMENT promise, execute switches to a
+ *     cuBLASLt algorithm for the real alignment, found on the host (the
+ *     handle's cache, else one heuristic query: host work, capture-safe) and
+ *     within the workspace passed; if none exists it returns
+ *     GKO_STATUS_INVALID_VALUE before enqueueing anything (re-plan with the
+ *     lower ALIGNMENT).  Padded plans read A and B at any alignment.
+ *   - D must not overlap A, B or bias (not checked).
+ * Statuses: GKO_STATUS_INVALID_VALUE (NULL plan; a NULL or misaligned
+ * pointer the call needs; C == D with different layouts; a workspace NULL
+ * with workspace_bytes > 0; see alignment above), GKO_STATUS_INSUFFICIENT_
+ * WORKSPACE (workspace_bytes < gko_gemm_workspace_size), GKO_STATUS_DEVICE_
+ * MISMATCH, GKO_STATUS_NOT_SUPPORTED (cuBLASLt rejected the call; the
+ * detail names its status), GKO_STATUS_CUDA_ERROR, GKO_STATUS_EXECUTION_
+ * FAILED.  Every argument and alignment check happens before anything is
+ * enqueued, so on those failures D is untouched; only a CUDA launch that
+ * fails after the product was enqueued can leave D partially written.
+ * A plan may be executed from several threads at once, each with its own
+ * workspace.
+ * Storage: none (the caller's workspace).  Async: yes.
+ * Capture: yes (enqueues kernels only; host-only lookups). */
+GKO_API gko_status_t gko_gemm_execute(gko_gemm_plan_t plan, float alpha,
+                                      const void *a, const void *b,
+                                      float beta, const void *c, void *d,
+                                      const void *bias, void *workspace,
+                                      size_t workspace_bytes,
+                                      gko_stream_t stream);
+
+/* One-shot row-major GEMM for simple callers: the same as a descriptor with
+ * these attributes (LAYOUT ROW_MAJOR, one batch, ALIGNMENT from the actual
+ * pointers) planned and executed at once.  lda, ldb, ldc, ldd: leading
+ * dimensions in elements, or -1 for tight.  Plans are cheap after the
+ * first call for a shape (the handle caches cuBLASLt's choice).  When the
+ * plan needs workspace it is allocated stream-ordered (cudaMallocAsync /
+ * cudaFreeAsync on `stream`, from the device's default memory pool); when
+ * the device has no memory pools the call runs a workspace-free plan
+ * instead; a pool that cannot provide the bytes gives
+ * GKO_STATUS_ALLOC_FAILED (nothing enqueued).
+ * Statuses and pointer rules as gko_gemm_desc_create, gko_gemm_plan_create
+ * and gko_gemm_execute.
+ * Storage: host memory for the plan (freed before returning); device
+ *          memory from the stream-ordered pool while the work runs.
+ * Async: yes.
+ * Capture: yes (the allocation becomes a graph memory node). */
+GKO_API gko_status_t gko_gemm(gko_handle_t handle, gko_op_t transa,
+                              gko_op_t transb, int64_t m, int64_t n,
+                              int64_t k, float alpha, gko_dtype_t ab_dtype,
+                              const void *a, int64_t lda, const void *b,
+                              int64_t ldb, float beta, gko_dtype_t cd_dtype,
+                              const void *c, int64_t ldc, void *d,
+                              int64_t ldd, gko_epilogue_t epilogue,
+                              const void *bias, gko_stream_t stream);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -50,12 +50,19 @@ GKO_API gko_status_t gko_create(gko_handle_t *handle) {
     free(h);
     return s;
   }
+  /* GEMM: the device's shared cuBLASLt handle and this handle's cache. */
+  s = gk_gemm_handle_init(h);
+  if (s != GKO_STATUS_SUCCESS) {
+    free(h);
+    return s;
+  }
   *handle = h;
   return GKO_STATUS_SUCCESS;
 }
 
 GKO_API gko_status_t gko_destroy(gko_handle_t handle) {
   gk_clear_error();
+  if (handle) gk_gemm_handle_fini(handle);
   free(handle);
   return GKO_STATUS_SUCCESS;
 }

@@ -54,6 +54,115 @@ gko_status_t gk_gelu_launch(const gk_occupancy *occ, int dir, int approx,
                             int dtype, int64_t n, const void *a,
                             const void *b, void *out, void *stream);
 
+/* ---- GEMM (src/gemm*.c, kernels/gemm_*.cu) ------------------------------ */
+
+/* The resolved problem: the user's view (row- or column-major) and the
+ * column-major "lt view" cuBLASLt (and any backend) computes:
+ *   D_l (ml x nl, ld ldd) = act(alpha * op(A_l) op(B_l) + beta * C_l + bias)
+ * Row-major: D_l = D^T, ml = n, nl = m, A_l = B, B_l = A (operand swap);
+ * column-major: no swap.  Strides and leading dimensions in elements. */
+typedef struct gk_gemm_problem {
+  int ab_dtype, cd_dtype;
+  int64_t m, n, k;
+  int transa, transb, layout;
+  int64_t lda, ldb, ldc, ldd;                   /* defaults resolved */
+  int64_t batch;
+  int64_t stride_a, stride_b, stride_c, stride_d, stride_bias;
+  int epilogue, compute, backend, fusion, pad;
+  int64_t alignment;                            /* promise, bytes */
+  int64_t max_workspace;                        /* -1: no bound */
+  /* lt view */
+  int swap;
+  int64_t ml, nl;
+  int opa_l, opb_l;                             /* 0 = N, 1 = T */
+  int64_t lda_l, ldb_l, stride_a_l, stride_b_l;
+  int bias_on_rows;                             /* bias indexed by D_l's row */
+} gk_gemm_problem;
+
+/* One execute call, pointers in the user's naming (a, b) and lt view. */
+typedef struct gk_gemm_args {
+  float alpha, beta;
+  const void *a, *b, *c;
+  void *d;
+  const void *bias;
+  const void *a_l, *b_l;
+  void *ws;
+  size_t ws_bytes;
+  void *stream;
+} gk_gemm_args;
+
+enum { GK_GEMM_WHY_BYTES = 640 };
+
+/* A backend: part 2 adds gko's WMMA kernel as another entry of this table
+ * (src/gemm_wmma.c).  plan() fills plan->state, plan->ws_bytes and
+ * plan->why, or returns NOT_SUPPORTED (detail set) when it cannot serve the
+ * problem; AUTO then tries the next backend.  execute() gets arguments that
+ * are already checked (non-trivial sizes, k > 0, alpha != 0, workspace big
+ * enough) and must only enqueue. */
+typedef struct gk_gemm_backend {
+  int id; /* gko_gemm_backend_t */
+  const char *name;
+  gko_status_t (*plan)(gko_gemm_plan_t plan);
+  gko_status_t (*execute)(gko_gemm_plan_t plan, const gk_gemm_args *args);
+  void (*destroy)(gko_gemm_plan_t plan);
+} gk_gemm_backend;
+
+extern const gk_gemm_backend gk_gemm_cublaslt_backend;
+extern const gk_gemm_backend gk_gemm_wmma_backend;
+
+struct gko_gemm_plan_s {
+  gko_handle_t handle;
+  gk_gemm_problem p;
+  const gk_gemm_backend *backend;
+  void *state;                 /* the backend's */
+  size_t ws_bytes;
+  char why[GK_GEMM_WHY_BYTES];
+};
+
+/* Per-handle GEMM state (src/gemm.c): algorithm cache, mutex. */
+struct gk_gemm_state;
+gko_status_t gk_gemm_handle_init(gko_handle_t h);
+void gk_gemm_handle_fini(gko_handle_t h);
+/* The process-wide cuBLASLt handle of h's device (cublasLtHandle_t). */
+void *gk_gemm_lt_handle(gko_handle_t h);
+/* Algorithm cache: key and value are opaque byte strings of fixed size
+ * (the cuBLASLt backend's).  lookup copies the value out and returns 1 on a
+ * hit; insert keeps the first value stored for a key.  Thread-safe. */
+int gk_gemm_cache_lookup(gko_handle_t h, const void *key, size_t key_bytes,
+                         void *value, size_t value_bytes);
+gko_status_t gk_gemm_cache_insert(gko_handle_t h, const void *key,
+                                  size_t key_bytes, const void *value,
+                                  size_t value_bytes);
+/* Readable tile name of a cuBLASLt tile id ("128x256"), src/gemm_tiles.c. */
+const char *gk_gemm_tile_name(int id);
+
+/* kernels/gemm_pad.cu: copies a column-major rows x cols matrix (element
+ * size esize = 2 or 4, leading dimension ld_src, batch stride stride_src,
+ * 0 = the same matrix for every batch) into dst with leading dimension
+ * ld_dst (a multiple of 16 bytes, >= rows) and cols_dst >= cols columns
+ * per batch, stride_dst apart (a multiple of 16 bytes); every element of
+ * the ld_dst x cols_dst block outside the source is written 0.  dst must be
+ * 16-byte aligned.  Sizes > 0. */
+gko_status_t gk_gemm_pad_launch(int esize, int64_t rows, int64_t cols,
+                                int64_t batch, const void *src, int64_t ld_src,
+                                int64_t stride_src, void *dst, int64_t ld_dst,
+                                int64_t cols_dst, int64_t stride_dst,
+                                void *stream);
+
+/* kernels/gemm_epilogue.cu: for a column-major rows x cols matrix per batch
+ * (dtype as gko_dtype_t):
+ *   out[r, c] = act(scale * in[r, c] + bias[bias_on_rows ? r : c])
+ * in == NULL reads nothing (0); in == out is allowed (same ld and stride);
+ * bias == NULL adds nothing; act 0 none, 1 ReLU, 2 GELU-erf, 3 GELU-tanh
+ * (math as gko_gelu_forward).  Sizes > 0. */
+gko_status_t gk_gemm_epilogue_launch(int dtype, int act, int64_t rows,
+                                     int64_t cols, int64_t batch, void *out,
+                                     int64_t ld_out, int64_t stride_out,
+                                     const void *in, int64_t ld_in,
+                                     int64_t stride_in, float scale,
+                                     const void *bias, int64_t stride_bias,
+                                     int bias_on_rows, void *stream);
+
 /* ---- device checks (src/handle.c) -------------------------------------- */
 
 struct gko_handle_s {
@@ -63,6 +172,7 @@ struct gko_handle_s {
   int code_path;          /* gko_code_path_t */
   int pageable_access;    /* device can read pageable host memory */
   gk_occupancy gelu_occ[GK_GELU_NKERNELS];
+  struct gk_gemm_state *gemm; /* src/gemm.c: cuBLASLt handle, algorithm cache */
 };
 
 /* Entry-point check before enqueueing work: the handle is non-NULL, its

@@ -1,0 +1,159 @@
+"""GEMM: gko (ctypes, planned execute) next to PyTorch in the same process, on
+the same inputs.  torch.matmul for the plain shapes; for BERT's FFN1 linear
+layer F.linear, F.linear with bias, torch._addmm_activation (cuBLASLt's
+bias+GELU-tanh epilogue) and F.gelu(F.linear(...)) (erf, eager).
+
+Device time: CUDA-graph replay (harness.device_time), median per call.
+Latency: one call until done, median.  ratio = torch time / gko time (above 1:
+gko is faster).  max_err: max |D - ref| / max |ref| on sampled rows against a
+float64 reference.
+
+    PYTHONPATH=python python3 python/bench/bench_gemm.py [--quick] [--json FILE]
+"""
+import argparse
+import json
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import gko  # noqa: E402
+import gko.gemm as gg  # noqa: E402
+from harness import device_time, latency  # noqa: E402
+
+SHAPES = [("bert_qkv", 4096, 2304, 768), ("bert_proj", 4096, 768, 768),
+          ("bert_ffn1", 4096, 3072, 768), ("bert_ffn2", 4096, 768, 3072),
+          ("square4k", 4096, 4096, 4096), ("square8k", 8192, 8192, 8192),
+          ("k1027", 4096, 4096, 1027), ("odd1000", 1000, 1000, 1000)]
+
+DT = {"f16": torch.float16, "bf16": torch.bfloat16, "tf32": torch.float32}
+
+
+def max_err(y, ref_fn, m, rows=16):
+    idx = torch.linspace(0, m - 1, rows, device=y.device).long()
+    ref = ref_fn(idx)
+    got = y[idx].double()
+    return ((got - ref).abs().max() / ref.abs().max().clamp_min(1e-30)).item()
+
+
+def row(rows, name, dtype, flops, g_dev, t_dev, g_lat, t_lat, err, backend, extra=""):
+    r = dict(name=name, dtype=dtype, gko_us=g_dev, torch_us=t_dev, gko_latency_us=g_lat,
+             torch_latency_us=t_lat, dev_ratio=t_dev / g_dev, lat_ratio=t_lat / g_lat,
+             gko_tflops=flops / (g_dev * 1e6), torch_tflops=flops / (t_dev * 1e6),
+             max_rel_err=err, backend=backend)
+    rows.append(r)
+    print("%-26s %-5s %9.1f %9.1f %6.2fx %9.1f %9.1f %6.2fx %7.0f %7.0f %8.1e  %s%s" % (
+        name, dtype, g_dev, t_dev, r["dev_ratio"], g_lat, t_lat, r["lat_ratio"],
+        r["gko_tflops"], r["torch_tflops"], err, backend, extra))
+    sys.stdout.flush()
+    return r
+
+
+def backend_of(plan):
+    d = plan.describe()
+    b = d.split(":")[0]
+    if "padded operands" in d:
+        b += "+pad"
+    if "gko's pass" in d:
+        b += "+gko-epilogue"
+    return b
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="skip 8192^3")
+    ap.add_argument("--json")
+    ap.add_argument("--verbose", action="store_true", help="print each plan's description")
+    args = ap.parse_args()
+    torch.manual_seed(0)
+    h = gko.Handle()
+    print("# %s, %s" % (torch.cuda.get_device_name(), gko.diagnostics(0).splitlines()[0]))
+    print("# *_us: device time by CUDA-graph replay; *_lat: one call until done; "
+          "ratio = torch / gko")
+    print("%-26s %-5s %9s %9s %7s %9s %9s %7s %7s %7s %8s  %s" % (
+        "case", "dtype", "gko_us", "torch_us", "ratio", "gko_lat", "tch_lat", "ratio",
+        "gkoTF/s", "tchTF/s", "max_err", "backend"))
+    rows = []
+    for dname, dt in DT.items():
+        tf32 = dname == "tf32"
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        for name, m, n, k in SHAPES:
+            if name == "square8k" and (tf32 or args.quick):
+                continue
+            a = torch.randn(m, k, device="cuda").to(dt)
+            b = torch.randn(k, n, device="cuda").to(dt)
+            y = torch.empty(m, n, device="cuda", dtype=dt)
+            plan = gg.Plan(h, dt, dt, m, n, k, compute="tf32" if tf32 else "default")
+            if args.verbose:
+                print("# plan %s %s: %s" % (name, dname, plan.describe()))
+            g_fn = lambda: plan.execute(a, b, y)  # noqa: E731
+            t_fn = lambda: torch.matmul(a, b)  # noqa: E731
+            g_dev, t_dev = device_time(g_fn), device_time(t_fn)
+            g_lat, t_lat = latency(g_fn), latency(t_fn)
+            g_fn()
+            err = max_err(y, lambda i: a[i].double() @ b.double(), m)
+            row(rows, "gemm %s %dx%dx%d" % (name, m, n, k), dname, 2.0 * m * n * k, g_dev,
+                t_dev, g_lat, t_lat, err, backend_of(plan))
+            plan.close()
+            del a, b, y
+        torch.backends.cuda.matmul.allow_tf32 = False
+
+    # the linear layer at BERT FFN1: x [4096, 768] @ W^T, W [3072, 768]
+    m, n, k = 4096, 3072, 768
+    for dname in ("f16", "bf16"):
+        dt = DT[dname]
+        x = torch.randn(m, k, device="cuda").to(dt)
+        w = (torch.randn(n, k, device="cuda") / 8).to(dt)
+        bias = torch.randn(n, device="cuda").to(dt)
+        y = torch.empty(m, n, device="cuda", dtype=dt)
+        flops = 2.0 * m * n * k
+        base = None
+
+        def ref(i, act=None, with_bias=True):
+            z = x[i].double() @ w.double().t()
+            if with_bias:
+                z = z + bias.double()
+            if act == "tanh":
+                return F.gelu(z, approximate="tanh")
+            if act == "erf":
+                return F.gelu(z)
+            return z
+
+        cases = [
+            ("linear ffn1 x@W^T", "none", None, lambda: F.linear(x, w),
+             lambda i: ref(i, None, False)),
+            ("linear ffn1 +bias", "bias", bias, lambda: F.linear(x, w, bias), lambda i: ref(i)),
+            ("linear ffn1 +bias+gelu_tanh", "bias_gelu_tanh", bias,
+             lambda: torch._addmm_activation(bias, x, w.t(), use_gelu=True),
+             lambda i: ref(i, "tanh")),
+            ("linear ffn1 +bias+gelu_erf", "bias_gelu_erf", bias,
+             lambda: F.gelu(F.linear(x, w, bias)), lambda i: ref(i, "erf")),
+        ]
+        for name, ep, bb, t_fn, ref_fn in cases:
+            plan = gg.Plan(h, dt, dt, m, n, k, transb=True, epilogue=ep)
+            if args.verbose:
+                print("# plan %s %s: %s" % (name, dname, plan.describe()))
+            g_fn = lambda: plan.execute(x, w, y, bias=bb)  # noqa: E731
+            g_dev, t_dev = device_time(g_fn), device_time(t_fn)
+            g_lat, t_lat = latency(g_fn), latency(t_fn)
+            g_fn()
+            err = max_err(y, ref_fn, m)
+            extra = ""
+            if base is None:
+                base = (g_dev, t_dev)
+            else:
+                extra = "  (gko %.2fx its plain GEMM; torch %.2fx its)" % (g_dev / base[0],
+                                                                           t_dev / base[1])
+            row(rows, name, dname, flops, g_dev, t_dev, g_lat, t_lat, err, backend_of(plan),
+                extra)
+            plan.close()
+        del x, w, bias, y
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,409 @@
+"""GEMM through gko (ctypes): D = epilogue(alpha * op(A) @ op(B) + beta * C).
+
+    import gko, gko.gemm
+    h = gko.Handle()
+    y = gko.gemm.gemm(h, a, b)                           # a @ b, row-major torch tensors
+    y = gko.gemm.linear(h, x, w, bias, activation="gelu_tanh")   # F.linear + GELU
+    p = gko.gemm.Plan(h, "f16", "f16", m, n, k, transb=True, epilogue="bias_gelu_erf")
+    p.execute(x, w, out, bias=b)                         # planned: only enqueues
+
+Tensors are row-major (the last dimension contiguous); 3-D tensors are
+strided batches (a batch stride of 0 -- torch's expand -- broadcasts A, B or
+C).  Work goes to the tensor's current torch stream unless ``stream=`` says
+otherwise.  ``gemm``/``linear`` keep their plans in a small cache keyed by
+everything the plan depends on (shapes, leading dimensions, strides, dtypes,
+flags and the pointers' alignment), and a workspace per (device, stream)
+grown on demand; a Plan you hold allocates its workspace once.
+"""
+import ctypes
+import enum
+
+from . import (Dtype, _check, _declare, _handle_t, _status_t, _stream_of, _stream_t,
+               as_device_array)
+
+__all__ = ["Op", "Layout", "Epilogue", "Backend", "Compute", "Fusion", "Pad", "Attr",
+           "Desc", "Plan", "gemm", "linear"]
+
+
+class Op(enum.IntEnum):
+    N = 0
+    T = 1
+
+
+class Layout(enum.IntEnum):
+    ROW_MAJOR = 0
+    COL_MAJOR = 1
+
+
+class Epilogue(enum.IntEnum):
+    NONE = 0
+    BIAS = 1
+    RELU = 2
+    BIAS_RELU = 3
+    GELU_ERF = 4
+    BIAS_GELU_ERF = 5
+    GELU_TANH = 6
+    BIAS_GELU_TANH = 7
+
+
+class Backend(enum.IntEnum):
+    AUTO = 0
+    CUBLASLT = 1
+    WMMA = 2
+
+
+class Compute(enum.IntEnum):
+    DEFAULT = 0
+    TF32 = 1
+    F16_ACCUMULATE = 2
+
+
+class Fusion(enum.IntEnum):
+    AUTO = 0
+    REQUIRED = 1
+    NEVER = 2
+
+
+class Pad(enum.IntEnum):
+    AUTO = 0
+    NEVER = 1
+    ALWAYS = 2
+
+
+class Attr(enum.IntEnum):
+    AB_DTYPE = 0
+    CD_DTYPE = 1
+    M = 2
+    N = 3
+    K = 4
+    TRANSA = 5
+    TRANSB = 6
+    LAYOUT = 7
+    LDA = 8
+    LDB = 9
+    LDC = 10
+    LDD = 11
+    BATCH_COUNT = 12
+    STRIDE_A = 13
+    STRIDE_B = 14
+    STRIDE_C = 15
+    STRIDE_D = 16
+    STRIDE_BIAS = 17
+    EPILOGUE = 18
+    COMPUTE = 19
+    BACKEND = 20
+    ALIGNMENT = 21
+    FUSION = 22
+    PAD = 23
+    MAX_WORKSPACE = 24
+
+
+_c = ctypes
+_desc_t = _c.c_void_p
+_plan_t = _c.c_void_p
+
+_declare({
+    "gko_gemm_desc_create": (_status_t, [_c.POINTER(_desc_t), _c.c_int, _c.c_int, _c.c_int64,
+                                         _c.c_int64, _c.c_int64]),
+    "gko_gemm_desc_destroy": (_status_t, [_desc_t]),
+    "gko_gemm_desc_set": (_status_t, [_desc_t, _c.c_int, _c.c_int64]),
+    "gko_gemm_desc_get": (_status_t, [_desc_t, _c.c_int, _c.POINTER(_c.c_int64)]),
+    "gko_gemm_plan_create": (_status_t, [_handle_t, _desc_t, _c.POINTER(_plan_t)]),
+    "gko_gemm_plan_destroy": (_status_t, [_plan_t]),
+    "gko_gemm_workspace_size": (_status_t, [_plan_t, _c.POINTER(_c.c_size_t)]),
+    "gko_gemm_plan_backend": (_status_t, [_plan_t, _c.POINTER(_c.c_int)]),
+    "gko_gemm_plan_describe": (_status_t, [_plan_t, _c.c_char_p, _c.c_size_t,
+                                           _c.POINTER(_c.c_size_t)]),
+    "gko_gemm_execute": (_status_t, [_plan_t, _c.c_float, _c.c_void_p, _c.c_void_p, _c.c_float,
+                                     _c.c_void_p, _c.c_void_p, _c.c_void_p, _c.c_void_p,
+                                     _c.c_size_t, _stream_t]),
+    "gko_gemm": (_status_t, [_handle_t, _c.c_int, _c.c_int, _c.c_int64, _c.c_int64, _c.c_int64,
+                             _c.c_float, _c.c_int, _c.c_void_p, _c.c_int64, _c.c_void_p,
+                             _c.c_int64, _c.c_float, _c.c_int, _c.c_void_p, _c.c_int64,
+                             _c.c_void_p, _c.c_int64, _c.c_int, _c.c_void_p, _stream_t]),
+})
+
+
+def _lib():
+    from . import library
+    return library()
+
+
+_DTYPES = {"f32": Dtype.F32, "float32": Dtype.F32, "f16": Dtype.F16, "float16": Dtype.F16,
+           "bf16": Dtype.BF16, "bfloat16": Dtype.BF16}
+
+
+def _dtype(d):
+    if isinstance(d, str):
+        d = d.replace("torch.", "")
+        if d not in _DTYPES:
+            raise ValueError("unknown dtype %r" % d)
+        return _DTYPES[d]
+    if hasattr(d, "is_floating_point"):  # a torch.dtype
+        return _dtype(str(d))
+    return Dtype(d)
+
+
+def _enum(cls, v):
+    if isinstance(v, str):
+        return cls[v.upper()]
+    return cls(v)
+
+
+class Desc:
+    """A gko_gemm_desc_t: set() / get() attributes by Attr (or name)."""
+
+    def __init__(self, ab_dtype, cd_dtype, m, n, k, **attrs):
+        d = _desc_t()
+        _check(_lib().gko_gemm_desc_create(_c.byref(d), _dtype(ab_dtype), _dtype(cd_dtype),
+                                           int(m), int(n), int(k)), "gko_gemm_desc_create")
+        self._d = d
+        for name, v in attrs.items():
+            self.set(name, v)
+
+    def set(self, attr, value):
+        a = _enum(Attr, attr)
+        if a in (Attr.AB_DTYPE, Attr.CD_DTYPE):
+            value = _dtype(value)
+        elif a == Attr.EPILOGUE:
+            value = _enum(Epilogue, value)
+        elif a == Attr.COMPUTE:
+            value = _enum(Compute, value)
+        elif a == Attr.BACKEND:
+            value = _enum(Backend, value)
+        elif a == Attr.FUSION:
+            value = _enum(Fusion, value)
+        elif a == Attr.PAD:
+            value = _enum(Pad, value)
+        elif a == Attr.LAYOUT:
+            value = _enum(Layout, value)
+        elif a in (Attr.TRANSA, Attr.TRANSB):
+            value = Op.T if value in (True, "T", "t", Op.T) else Op.N
+        _check(_lib().gko_gemm_desc_set(self._d, int(a), int(value)), "gko_gemm_desc_set")
+        return self
+
+    def get(self, attr):
+        v = _c.c_int64(0)
+        _check(_lib().gko_gemm_desc_get(self._d, int(_enum(Attr, attr)), _c.byref(v)),
+               "gko_gemm_desc_get")
+        return v.value
+
+    def close(self):
+        if getattr(self, "_d", None) is not None:
+            _lib().gko_gemm_desc_destroy(self._d)
+            self._d = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class Plan:
+    """A gko GEMM plan.  Keyword attributes as Desc (transa=True, lda=...,
+    batch_count=..., epilogue="bias_gelu_tanh", compute="tf32", ...).
+    execute() only enqueues; its workspace is allocated once (torch) unless
+    workspace= is given."""
+
+    def __init__(self, handle, ab_dtype, cd_dtype, m, n, k, **attrs):
+        self.handle = handle
+        desc = Desc(ab_dtype, cd_dtype, m, n, k, **attrs)
+        p = _plan_t()
+        _check(_lib().gko_gemm_plan_create(handle.value, desc._d, _c.byref(p)),
+               "gko_gemm_plan_create")
+        desc.close()
+        self._p = p
+        self._ws = None
+
+    @property
+    def workspace_size(self):
+        v = _c.c_size_t(0)
+        _check(_lib().gko_gemm_workspace_size(self._p, _c.byref(v)), "gko_gemm_workspace_size")
+        return v.value
+
+    @property
+    def backend(self):
+        v = _c.c_int(0)
+        _check(_lib().gko_gemm_plan_backend(self._p, _c.byref(v)), "gko_gemm_plan_backend")
+        return Backend(v.value)
+
+    def describe(self):
+        need = _c.c_size_t(0)
+        _check(_lib().gko_gemm_plan_describe(self._p, None, 0, _c.byref(need)),
+               "gko_gemm_plan_describe")
+        buf = _c.create_string_buffer(need.value)
+        _check(_lib().gko_gemm_plan_describe(self._p, buf, need.value, None),
+               "gko_gemm_plan_describe")
+        return buf.value.decode("utf-8", "replace")
+
+    def _workspace(self, like):
+        need = self.workspace_size
+        if need == 0:
+            return None, 0
+        if self._ws is None or self._ws.numel() < need:
+            import torch
+            self._ws = torch.empty(need, dtype=torch.uint8, device=like.device)
+        return self._ws.data_ptr(), need
+
+    def execute(self, a, b, d, c=None, bias=None, alpha=1.0, beta=0.0, workspace=None,
+                stream=None):
+        """d = epilogue(alpha * op(a) op(b) + beta * c + bias).  Returns d."""
+        ptr = lambda t: None if t is None else as_device_array(t).ptr  # noqa: E731
+        if workspace is None:
+            ws, nws = self._workspace(d)
+        else:
+            wa = as_device_array(workspace) if not hasattr(workspace, "data_ptr") else None
+            ws = workspace.data_ptr() if wa is None else wa.ptr
+            nws = workspace.numel() * workspace.element_size() if wa is None else wa.size
+        _check(_lib().gko_gemm_execute(self._p, float(alpha), ptr(a), ptr(b), float(beta),
+                                       ptr(c), ptr(d), ptr(bias), ws, nws,
+                                       _stream_of(d, stream)), "gko_gemm_execute")
+        return d
+
+    def close(self):
+        if getattr(self, "_p", None) is not None:
+            _lib().gko_gemm_plan_destroy(self._p)
+            self._p = None
+            self._ws = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+# ---------------------------------------------------------------------------
+# torch convenience: plans cached by everything they depend on
+# ---------------------------------------------------------------------------
+
+_PLANS = {}
+_PLANS_MAX = 256
+
+
+def _align(*ptrs):
+    a = 256
+    for p in ptrs:
+        if p:
+            a = min(a, p & -p)
+    return max(a, 1)
+
+
+def _mat(t, name):
+    """(rows, cols, ld, batch, batch_stride) of a row-major 2-D or 3-D tensor."""
+    if t.dim() not in (2, 3):
+        raise ValueError("%s must be 2-D or 3-D, not %d-D" % (name, t.dim()))
+    if t.stride(-1) != 1 and t.size(-1) != 1:
+        raise ValueError("%s must have a contiguous last dimension (got strides %s); "
+                         "pass a transposed view through transa/transb instead"
+                         % (name, tuple(t.stride())))
+    rows, cols = t.size(-2), t.size(-1)
+    ld = max(t.stride(-2), cols, 1) if rows > 1 else max(cols, 1)
+    if t.dim() == 2:
+        return rows, cols, ld, 1, 0
+    return rows, cols, ld, t.size(0), t.stride(0) if t.size(0) > 1 else 0
+
+
+def _plan_for(handle, key, make):
+    k = (id(handle),) + key
+    p = _PLANS.get(k)
+    if p is None:
+        if len(_PLANS) >= _PLANS_MAX:
+            _PLANS.pop(next(iter(_PLANS))).close()
+        p = make()
+        _PLANS[k] = p
+    return p
+
+
+_WORKSPACES = {}
+
+
+def _workspace_for(t, stream, need):
+    if need == 0:
+        return None, 0
+    import torch
+    key = (t.device.index, stream)
+    ws = _WORKSPACES.get(key)
+    if ws is None or ws.numel() < need:
+        ws = torch.empty(need, dtype=torch.uint8, device=t.device)
+        _WORKSPACES[key] = ws
+    return ws.data_ptr(), ws.numel()
+
+
+def gemm(handle, a, b, out=None, c=None, bias=None, alpha=1.0, beta=0.0, transa=False,
+         transb=False, epilogue="none", compute="default", out_dtype=None, stream=None,
+         **attrs):
+    """out = epilogue(alpha * op(a) @ op(b) + beta * c + bias) for torch tensors
+    (row-major, 2-D or batched 3-D).  op(a) = a.T when transa (a stored k x m).
+    bias: n elements.  Returns out (allocated when None, dtype out_dtype or
+    a's)."""
+    import torch
+    ar, ac, lda, ba, sa = _mat(a, "a")
+    br, bc, ldb, bb, sb = _mat(b, "b")
+    m, k = (ac, ar) if transa else (ar, ac)
+    k2, n = (bc, br) if transb else (br, bc)
+    if k != k2:
+        raise ValueError("inner dimensions differ: op(a) is %dx%d, op(b) is %dx%d" % (m, k, k2, n))
+    batch = max(ba, bb, c.size(0) if c is not None and c.dim() == 3 else 1)
+    if ba not in (1, batch) or bb not in (1, batch):
+        raise ValueError("batch sizes differ: %d and %d" % (ba, bb))
+    if ba == 1 and batch > 1:
+        sa = 0
+    if bb == 1 and batch > 1:
+        sb = 0
+    cd = _dtype(out_dtype) if out_dtype is not None else _dtype(a.dtype)
+    if out is None:
+        tdt = {Dtype.F32: torch.float32, Dtype.F16: torch.float16, Dtype.BF16: torch.bfloat16}[cd]
+        shape = (batch, m, n) if (a.dim() == 3 or b.dim() == 3) else (m, n)
+        out = torch.empty(shape, dtype=tdt, device=a.device)
+    _, _, ldd, bd, sd = _mat(out, "out")
+    ldc, sc = ldd, sd
+    if c is not None:
+        _, _, ldc, bcn, sc = _mat(c, "c")
+        if bcn == 1 and batch > 1:
+            sc = 0
+    ep = _enum(Epilogue, epilogue)
+    st = _stream_of(a, stream)
+    ptrs = (a.data_ptr(), b.data_ptr(), out.data_ptr(),
+            c.data_ptr() if c is not None else 0, bias.data_ptr() if bias is not None else 0)
+    key = (int(_dtype(a.dtype)), int(cd), m, n, k, bool(transa), bool(transb), lda, ldb, ldc, ldd,
+           batch, sa, sb, sc, sd, int(ep), str(compute), _align(*ptrs), tuple(sorted(attrs.items())))
+
+    def make():
+        kw = dict(transa=transa, transb=transb, lda=lda, ldb=ldb, ldc=ldc, ldd=ldd,
+                  batch_count=batch, epilogue=ep, compute=compute, alignment=_align(*ptrs))
+        if batch > 1:
+            kw.update(stride_a=sa, stride_b=sb, stride_c=sc, stride_d=sd)
+        kw.update(attrs)
+        return Plan(handle, _dtype(a.dtype), cd, m, n, k, **kw)
+
+    plan = _plan_for(handle, key, make)
+    ws, nws = _workspace_for(out, st, plan.workspace_size)
+    _check(_lib().gko_gemm_execute(plan._p, float(alpha), ptrs[0], ptrs[1], float(beta),
+                                   ptrs[3] or None, ptrs[2], ptrs[4] or None, ws, nws, st),
+           "gko_gemm_execute")
+    return out
+
+
+_ACT = {None: 0, "none": 0, "relu": 1, "gelu": 2, "gelu_erf": 2, "gelu_tanh": 3}
+
+
+def linear(handle, x, weight, bias=None, activation=None, out=None, stream=None, **attrs):
+    """activation(x @ weight.T + bias), like torch's F.linear (+ activation:
+    "relu", "gelu" (erf, F.gelu's default) or "gelu_tanh").  x: [..., k],
+    weight: [n, k], bias: [n]."""
+    if activation not in _ACT:
+        raise ValueError("activation must be one of %s" % sorted(k for k in _ACT if k))
+    lead = x.shape[:-1]
+    x2 = x.reshape(-1, x.shape[-1])
+    ep = Epilogue(_ACT[activation] * 2 + (1 if bias is not None else 0))
+    y = gemm(handle, x2, weight, out=None if out is None else out.reshape(-1, weight.shape[0]),
+             bias=bias, transb=True, epilogue=ep, stream=stream, **attrs)
+    return y.reshape(*lead, weight.shape[0]) if out is None else out

@@ -1,0 +1,1323 @@
+/* test_gemm.c -- GEMM: descriptor and argument checks (host-only, run
+ * everywhere) and the GPU suite against a float64 host reference.
+ *
+ * Error measure: relative Frobenius error ||D - R||_F / ||R||_F over the
+ * checked elements, R computed in double from the same (rounded) inputs.
+ * Tolerances (t_tol), with u the unit roundoff of D's type (2^-24 f32,
+ * 2^-11 f16, 2^-8 bf16):
+ *   base                      4 u           (D rounded once, or twice when an
+ *                                            epilogue pass runs after the GEMM)
+ *   f32 accumulation          + 16 * 2^-24 * sqrt(k)   (f32 and f16/bf16 inputs)
+ *   TF32                      + 2^-9        (inputs rounded to 10-bit mantissas)
+ *   f16 accumulation          + 2^-11 * (2 sqrt(k) + 2)
+ *   cuBLASLt's fused GELU     + 2^-10       (its tanh may be an approximation)
+ * Every output buffer is poisoned first (0xFF bytes: NaN in every dtype);
+ * every byte of D outside the logical matrix (ld padding, gaps between
+ * batches, the guard zone) must still hold its initial value; NaN where the
+ * reference is finite counts as a failure.  Inputs are fresh random numbers
+ * (seed printed; GKO_TEST_SEED replays); A/B/C padding holds NaN. */
+#include <float.h>
+#include <pthread.h>
+
+#include "common.h"
+
+/* ---- typed host arrays ------------------------------------------------------ */
+
+static double hv_get(gko_dtype_t dt, const void *a, int64_t i) {
+  if (dt == GKO_DTYPE_F32) return ((const float *)a)[i];
+  if (dt == GKO_DTYPE_F16) return t_f16_to_float(((const uint16_t *)a)[i]);
+  return t_bf16_to_float(((const uint16_t *)a)[i]);
+}
+
+static void hv_set(gko_dtype_t dt, void *a, int64_t i, double v) {
+  if (dt == GKO_DTYPE_F32) ((float *)a)[i] = (float)v;
+  else if (dt == GKO_DTYPE_F16) ((uint16_t *)a)[i] = t_double_to_f16(v);
+  else ((uint16_t *)a)[i] = t_double_to_bf16(v);
+}
+
+static const char *dtn(gko_dtype_t d) {
+  return d == GKO_DTYPE_F32 ? "f32" : d == GKO_DTYPE_F16 ? "f16" : "bf16";
+}
+
+/* ---- reference ---------------------------------------------------------------- */
+
+static double ref_act(int act, double x) {
+  if (isnan(x)) return x;
+  switch (act) {
+    case 1: return x > 0 ? x : 0.0;
+    case 2: return isinf(x) ? (x > 0 ? x : 0.0) : x * 0.5 * erfc(-x / sqrt(2.0));
+    case 3: {
+      if (isinf(x)) return x > 0 ? x : 0.0;
+      const double a = 1.5957691216057308, b = a * 0.044715;
+      double xc = fabs(x) > 1e4 ? copysign(1e4, x) : x;
+      double u2 = xc * (a + b * xc * xc), q = exp(-fabs(u2));
+      return x * (u2 >= 0 ? 1.0 / (1.0 + q) : q / (1.0 + q));
+    }
+  }
+  return x;
+}
+
+/* ---- one test case ------------------------------------------------------------------ */
+
+typedef struct {
+  gko_dtype_t ab, cd;
+  int64_t m, n, k, batch;
+  int ta, tb, layout;
+  int64_t lda, ldb, ldc, ldd;        /* -1: default (tight) */
+  int64_t sa, sb, sc, sd, sbias;     /* -1: default */
+  int epilogue, compute, fusion, pad;
+  int64_t alignment;                 /* 0: default promise */
+  float alpha, beta;
+  int c_null;                        /* pass C = NULL (beta == 0) */
+  int c_nan;                         /* C full of NaN/Inf (beta == 0) */
+  int ab_nan;                        /* A and B full of NaN (alpha == 0 or k == 0) */
+  int in_place;                      /* C == D */
+  int off_a, off_b, off_c, off_d, off_bias; /* element offsets */
+  int oneshot;                       /* gko_gemm instead of a plan */
+  int sample_rows;                   /* > 0: check that many random rows */
+  int exact;                         /* expect bit-exact results (set by the test) */
+} gcase;
+
+static gcase gc_default(gko_dtype_t ab, gko_dtype_t cd, int64_t m, int64_t n, int64_t k) {
+  gcase c;
+  memset(&c, 0, sizeof c);
+  c.ab = ab;
+  c.cd = cd;
+  c.m = m;
+  c.n = n;
+  c.k = k;
+  c.batch = 1;
+  c.lda = c.ldb = c.ldc = c.ldd = -1;
+  c.sa = c.sb = c.sc = c.sd = c.sbias = -1;
+  c.alpha = 1.0f;
+  c.beta = 0.0f;
+  return c;
+}
+
+static double t_unit(gko_dtype_t d) {
+  return d == GKO_DTYPE_F32 ? ldexp(1, -24) : d == GKO_DTYPE_F16 ? ldexp(1, -11) : ldexp(1, -8);
+}
+
+static double t_tol(const gcase *c) {
+  double tol = 4 * t_unit(c->cd);
+  double sk = sqrt((double)(c->k > 0 ? c->k : 1));
+  if (c->compute == GKO_GEMM_COMPUTE_TF32) tol += ldexp(1, -9);
+  else if (c->compute == GKO_GEMM_COMPUTE_F16_ACCUMULATE) tol += ldexp(1, -11) * (2 * sk + 2);
+  else tol += 16 * ldexp(1, -24) * sk;
+  if ((c->epilogue >> 1) == 3 && c->fusion != GKO_GEMM_FUSION_NEVER) tol += ldexp(1, -10);
+  return tol;
+}
+
+static int64_t idx(int layout, int64_t i, int64_t j, int64_t ld) {
+  return layout == GKO_LAYOUT_ROW_MAJOR ? i * ld + j : i + j * ld;
+}
+
+/* Extent in elements of batches of a stored r x c matrix. */
+static int64_t extent(int layout, int64_t r, int64_t c, int64_t ld, int64_t batch,
+                      int64_t stride) {
+  if (r == 0 || c == 0 || batch == 0) return 0;
+  int64_t foot = layout == GKO_LAYOUT_ROW_MAJOR ? (r - 1) * ld + c : (c - 1) * ld + r;
+  return (batch - 1) * stride + foot;
+}
+
+/* Per-thread reusable device workspace. */
+typedef struct {
+  void *ws;
+  size_t bytes;
+} wsbuf;
+
+static void *ws_get(wsbuf *w, size_t bytes) {
+  if (bytes <= w->bytes) return w->ws;
+  if (w->ws) cudaFree(w->ws);
+  w->ws = t_dalloc(bytes);
+  w->bytes = bytes;
+  return w->ws;
+}
+
+static void ws_free(wsbuf *w) {
+  if (w->ws) cudaFree(w->ws);
+  w->ws = NULL;
+  w->bytes = 0;
+}
+
+static gko_gemm_desc_t make_desc(const gcase *c) {
+  gko_gemm_desc_t d = NULL;
+  T_OK(gko_gemm_desc_create(&d, c->ab, c->cd, c->m, c->n, c->k));
+  const struct {
+    gko_gemm_attr_t a;
+    int64_t v;
+  } s[] = {{GKO_GEMM_ATTR_TRANSA, c->ta},     {GKO_GEMM_ATTR_TRANSB, c->tb},
+           {GKO_GEMM_ATTR_LAYOUT, c->layout}, {GKO_GEMM_ATTR_LDA, c->lda},
+           {GKO_GEMM_ATTR_LDB, c->ldb},       {GKO_GEMM_ATTR_LDC, c->ldc},
+           {GKO_GEMM_ATTR_LDD, c->ldd},       {GKO_GEMM_ATTR_BATCH_COUNT, c->batch},
+           {GKO_GEMM_ATTR_STRIDE_A, c->sa},   {GKO_GEMM_ATTR_STRIDE_B, c->sb},
+           {GKO_GEMM_ATTR_STRIDE_C, c->sc},   {GKO_GEMM_ATTR_STRIDE_D, c->sd},
+           {GKO_GEMM_ATTR_STRIDE_BIAS, c->sbias}, {GKO_GEMM_ATTR_EPILOGUE, c->epilogue},
+           {GKO_GEMM_ATTR_COMPUTE, c->compute}, {GKO_GEMM_ATTR_FUSION, c->fusion},
+           {GKO_GEMM_ATTR_PAD, c->pad}};
+  for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) T_OK(gko_gemm_desc_set(d, s[i].a, s[i].v));
+  if (c->alignment) T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_ALIGNMENT, c->alignment));
+  return d;
+}
+
+static int64_t dget(gko_gemm_desc_t d, gko_gemm_attr_t a) {
+  int64_t v = -7;
+  T_OK(gko_gemm_desc_get(d, a, &v));
+  return v;
+}
+
+typedef struct {
+  double rel_err, tol;
+  int64_t nan_bad, touched, inexact;
+  unsigned char *d_out; /* device D buffer copied back (caller frees) */
+  size_t d_bytes;
+} gresult;
+
+static const char *describe_case(const gcase *c, char *buf, size_t n) {
+  snprintf(buf, n,
+           "%s/%s m=%lld n=%lld k=%lld batch=%lld t=%d%d %s ld=%lld/%lld/%lld/%lld "
+           "strides=%lld/%lld/%lld/%lld/%lld ep=%d compute=%d fusion=%d pad=%d align=%lld "
+           "alpha=%g beta=%g cnull=%d cnan=%d inplace=%d off=%d/%d/%d/%d/%d oneshot=%d",
+           dtn(c->ab), dtn(c->cd), (long long)c->m, (long long)c->n, (long long)c->k,
+           (long long)c->batch, c->ta, c->tb, c->layout ? "col" : "row", (long long)c->lda,
+           (long long)c->ldb, (long long)c->ldc, (long long)c->ldd, (long long)c->sa,
+           (long long)c->sb, (long long)c->sc, (long long)c->sd, (long long)c->sbias,
+           c->epilogue, c->compute, c->fusion, c->pad, (long long)c->alignment, c->alpha,
+           c->beta, c->c_null, c->c_nan, c->in_place, c->off_a, c->off_b, c->off_c, c->off_d,
+           c->off_bias, c->oneshot);
+  return buf;
+}
+
+/* Runs one case on `stream` and checks it.  Returns the number of problems
+ * (also reported through cr_expect). */
+static int run_case(gko_handle_t h, const gcase *c, cudaStream_t stream, wsbuf *w) {
+  char cbuf[600];
+  gko_gemm_desc_t desc = make_desc(c);
+  const int64_t lda = dget(desc, GKO_GEMM_ATTR_LDA), ldb = dget(desc, GKO_GEMM_ATTR_LDB),
+                ldc = dget(desc, GKO_GEMM_ATTR_LDC), ldd = dget(desc, GKO_GEMM_ATTR_LDD);
+  const int64_t sa = dget(desc, GKO_GEMM_ATTR_STRIDE_A), sb = dget(desc, GKO_GEMM_ATTR_STRIDE_B),
+                sc = dget(desc, GKO_GEMM_ATTR_STRIDE_C), sd = dget(desc, GKO_GEMM_ATTR_STRIDE_D),
+                sbias = dget(desc, GKO_GEMM_ATTR_STRIDE_BIAS);
+  const int64_t m = c->m, n = c->n, k = c->k, bt = c->batch;
+  const int L = c->layout;
+  const size_t esab = gko_dtype_size(c->ab), escd = gko_dtype_size(c->cd);
+  const int64_t ar = c->ta ? k : m, ac = c->ta ? m : k, br = c->tb ? n : k, bc = c->tb ? k : n;
+  const int64_t ea = extent(L, ar, ac, lda, bt, sa), eb = extent(L, br, bc, ldb, bt, sb);
+  const int64_t ec = extent(L, m, n, ldc, bt, sc), ed = extent(L, m, n, ldd, bt, sd);
+  const int64_t ebias = (c->epilogue & 1) && bt > 0 ? (bt - 1) * sbias + n : 0;
+  const int guard = 64; /* elements after each array */
+  gko_gemm_plan_t plan = NULL;
+  if (!c->oneshot) {
+    gko_status_t ps = gko_gemm_plan_create(h, desc, &plan);
+    if (ps == GKO_STATUS_NOT_SUPPORTED && c->fusion == GKO_GEMM_FUSION_REQUIRED) {
+      /* documented: cuBLASLt has no fused kernel for this combination */
+      cr_log_info("FUSION_REQUIRED not supported: %s [%s]", gko_last_error_detail(),
+                  describe_case(c, cbuf, sizeof cbuf));
+      gko_gemm_desc_destroy(desc);
+      return 0;
+    }
+    cr_assert_eq(ps, GKO_STATUS_SUCCESS, "plan: %s: %s [%s]", gko_status_name(ps),
+                 gko_last_error_detail(), describe_case(c, cbuf, sizeof cbuf));
+  }
+
+  /* host arrays: NaN everywhere (padding), then the logical elements */
+  size_t ba = (size_t)(ea + c->off_a + guard) * esab, bb = (size_t)(eb + c->off_b + guard) * esab;
+  size_t bcb = (size_t)(ec + c->off_c + guard) * escd, bdb = (size_t)(ed + c->off_d + guard) * escd;
+  size_t bbias = (size_t)(ebias + c->off_bias + guard) * escd;
+  unsigned char *ha = malloc(ba), *hb = malloc(bb), *hc = malloc(bcb), *hd0 = malloc(bdb),
+                *hbias = malloc(bbias), *hd = malloc(bdb);
+  cr_assert(ha && hb && hc && hd0 && hbias && hd);
+  memset(ha, 0xFF, ba);
+  memset(hb, 0xFF, bb);
+  memset(hc, 0xFF, bcb);
+  memset(hd0, T_POISON_BYTE, bdb);
+  memset(hbias, 0xFF, bbias);
+  void *pa = ha + c->off_a * esab, *pb = hb + c->off_b * esab, *pc = hc + c->off_c * escd;
+  void *pbias = hbias + c->off_bias * escd;
+  const int64_t bt_a = sa == 0 ? 1 : bt, bt_b = sb == 0 ? 1 : bt, bt_c = sc == 0 ? 1 : bt;
+  for (int64_t b = 0; b < bt_a; b++)
+    for (int64_t i = 0; i < ar; i++)
+      for (int64_t j = 0; j < ac; j++)
+        hv_set(c->ab, pa, b * sa + idx(L, i, j, lda), c->ab_nan ? NAN : t_uniform(-2, 2));
+  for (int64_t b = 0; b < bt_b; b++)
+    for (int64_t i = 0; i < br; i++)
+      for (int64_t j = 0; j < bc; j++)
+        hv_set(c->ab, pb, b * sb + idx(L, i, j, ldb), c->ab_nan ? NAN : t_uniform(-2, 2));
+  for (int64_t b = 0; b < bt_c; b++)
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++) {
+        double v = t_uniform(-2, 2);
+        if (c->c_nan) v = ((i + j) % 3 == 0) ? INFINITY : ((i + j) % 3 == 1 ? -INFINITY : NAN);
+        hv_set(c->cd, pc, b * sc + idx(L, i, j, ldc), v);
+      }
+  for (int64_t b = 0; b < bt; b++)
+    for (int64_t j = 0; j < n && (c->epilogue & 1); j++)
+      hv_set(c->cd, pbias, b * sbias + j, t_uniform(-1, 1));
+  /* in place: D starts as C (same layout), padding poisoned */
+  if (c->in_place) {
+    for (int64_t b = 0; b < bt; b++)
+      for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+          int64_t e = b * sd + idx(L, i, j, ldd);
+          memcpy(hd0 + (c->off_d + e) * escd, (unsigned char *)pc + (b * sc + idx(L, i, j, ldc)) * escd, escd);
+        }
+  }
+
+  /* device copies: cudaMalloc bases are 256-byte aligned, offsets applied */
+  unsigned char *da = t_dalloc(ba), *db = t_dalloc(bb), *dc = t_dalloc(bcb), *dd = t_dalloc(bdb),
+                *dbias = t_dalloc(bbias);
+  t_h2d(da, ha, ba);
+  t_h2d(db, hb, bb);
+  t_h2d(dc, hc, bcb);
+  t_h2d(dd, hd0, bdb);
+  t_h2d(dbias, hbias, bbias);
+  const void *A = da + c->off_a * esab, *B = db + c->off_b * esab;
+  const void *C = c->c_null ? NULL : (c->in_place ? (void *)(dd + c->off_d * escd) : (void *)(dc + c->off_c * escd));
+  void *D = dd + c->off_d * escd;
+  const void *BIAS = (c->epilogue & 1) ? dbias + c->off_bias * escd : NULL;
+
+  gko_status_t s;
+  if (c->oneshot) {
+    s = gko_gemm(h, c->ta, c->tb, m, n, k, c->alpha, c->ab, A, c->lda, B, c->ldb, c->beta, c->cd,
+                 C, c->ldc, D, c->ldd, c->epilogue, BIAS, stream);
+  } else {
+    size_t need = 0;
+    T_OK(gko_gemm_workspace_size(plan, &need));
+    void *ws = need ? ws_get(w, need) : NULL;
+    s = gko_gemm_execute(plan, c->alpha, A, B, c->beta, C, D, BIAS, ws, need, stream);
+    gko_gemm_plan_destroy(plan);
+  }
+  cr_assert_eq(s, GKO_STATUS_SUCCESS, "execute: %s: %s [%s]", gko_status_name(s),
+               gko_last_error_detail(), describe_case(c, cbuf, sizeof cbuf));
+  T_CUDA(cudaStreamSynchronize(stream));
+  t_d2h(hd, dd, bdb);
+  const unsigned char *pd = hd + c->off_d * escd;
+
+  /* which D elements are logical */
+  unsigned char *mask = calloc((size_t)ed + 1, 1);
+  for (int64_t b = 0; b < bt; b++)
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++) mask[b * sd + idx(L, i, j, ldd)] = 1;
+  int64_t touched = 0;
+  for (size_t byte = 0; byte < bdb; byte++) {
+    int64_t e = (int64_t)(byte / escd) - c->off_d;
+    int logical = byte >= c->off_d * escd && e < ed && mask[e];
+    if (!logical && hd[byte] != hd0[byte]) touched++;
+  }
+
+  /* compare with the reference */
+  double err2 = 0, ref2 = 0;
+  int64_t nan_bad = 0, inexact = 0;
+  const int act = c->epilogue >> 1;
+  const int64_t nrows = c->sample_rows > 0 && c->sample_rows < m ? c->sample_rows : m;
+  for (int64_t b = 0; b < bt; b++)
+    for (int64_t ri = 0; ri < nrows; ri++) {
+      int64_t i = nrows == m ? ri : (int64_t)(t_next() % (uint64_t)m);
+      for (int64_t j = 0; j < n; j++) {
+        double sum = 0;
+        if (c->alpha != 0.0f && k > 0)
+          for (int64_t p = 0; p < k; p++) {
+            double av = hv_get(c->ab, pa, b * sa + (c->ta ? idx(L, p, i, lda) : idx(L, i, p, lda)));
+            double bv = hv_get(c->ab, pb, b * sb + (c->tb ? idx(L, j, p, ldb) : idx(L, p, j, ldb)));
+            sum += av * bv;
+          }
+        double x = (double)c->alpha * sum;
+        if (c->alpha == 0.0f || k == 0) x = 0;
+        if (c->beta != 0.0f) x += (double)c->beta * hv_get(c->cd, pc, b * sc + idx(L, i, j, ldc));
+        if (c->epilogue & 1) x += hv_get(c->cd, pbias, b * sbias + j);
+        double r = ref_act(act, x);
+        double got = hv_get(c->cd, pd, b * sd + idx(L, i, j, ldd));
+        if (isnan(got) && !isnan(r)) {
+          if (nan_bad++ < 3)
+            cr_log_error("NaN at b=%lld i=%lld j=%lld (ref %g) [%s]", (long long)b, (long long)i,
+                         (long long)j, r, describe_case(c, cbuf, sizeof cbuf));
+          continue;
+        }
+        if (c->exact) {
+          double want = c->cd == GKO_DTYPE_F32   ? (double)(float)r
+                        : c->cd == GKO_DTYPE_F16 ? t_f16_to_float(t_double_to_f16(r))
+                                                 : t_bf16_to_float(t_double_to_bf16(r));
+          if (!(got == want) && !(isnan(got) && isnan(want)) && inexact++ < 3)
+            cr_log_error("inexact at b=%lld i=%lld j=%lld: got %.9g want %.9g [%s]",
+                         (long long)b, (long long)i, (long long)j, got, want,
+                         describe_case(c, cbuf, sizeof cbuf));
+        }
+        if (!isfinite(r)) continue;
+        err2 += (got - r) * (got - r);
+        ref2 += r * r;
+      }
+    }
+  double rel = ref2 > 0 ? sqrt(err2 / ref2) : sqrt(err2);
+  double tol = t_tol(c);
+  cr_expect(rel <= tol, "relative error %.3g > %.3g [%s]", rel, tol,
+            describe_case(c, cbuf, sizeof cbuf));
+  cr_expect_eq(nan_bad, 0, "%lld NaN outputs [%s]", (long long)nan_bad,
+               describe_case(c, cbuf, sizeof cbuf));
+  cr_expect_eq(touched, 0, "%lld bytes outside D's logical elements changed [%s]",
+               (long long)touched, describe_case(c, cbuf, sizeof cbuf));
+  cr_expect_eq(inexact, 0, "%lld inexact results [%s]", (long long)inexact,
+               describe_case(c, cbuf, sizeof cbuf));
+  int bad = !(rel <= tol) + (nan_bad > 0) + (touched > 0) + (inexact > 0);
+  free(mask);
+  free(ha);
+  free(hb);
+  free(hc);
+  free(hd0);
+  free(hd);
+  free(hbias);
+  cudaFree(da);
+  cudaFree(db);
+  cudaFree(dc);
+  cudaFree(dd);
+  cudaFree(dbias);
+  gko_gemm_desc_destroy(desc);
+  return bad;
+}
+
+static const int64_t kSizes[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 63, 65, 127, 129};
+enum { kNSizes = sizeof kSizes / sizeof kSizes[0] };
+
+static const struct {
+  gko_dtype_t ab, cd;
+} kTypes[] = {{GKO_DTYPE_F32, GKO_DTYPE_F32},
+              {GKO_DTYPE_F16, GKO_DTYPE_F16},
+              {GKO_DTYPE_F16, GKO_DTYPE_F32},
+              {GKO_DTYPE_BF16, GKO_DTYPE_BF16},
+              {GKO_DTYPE_BF16, GKO_DTYPE_F32}};
+enum { kNTypes = sizeof kTypes / sizeof kTypes[0] };
+
+static int64_t pick_size(void) { return kSizes[t_next() % kNSizes]; }
+
+/* ============================== host-only ===================================== */
+
+Test(gemm_args, enum_values_are_the_documented_ones) {
+  cr_expect_eq(GKO_OP_N, 0);
+  cr_expect_eq(GKO_OP_T, 1);
+  cr_expect_eq(GKO_LAYOUT_ROW_MAJOR, 0);
+  cr_expect_eq(GKO_LAYOUT_COL_MAJOR, 1);
+  cr_expect_eq(GKO_EPILOGUE_BIAS_GELU_TANH, 7);
+  cr_expect_eq(GKO_EPILOGUE_GELU_ERF, 4);
+  cr_expect_eq(GKO_GEMM_BACKEND_WMMA, 2);
+  cr_expect_eq(GKO_GEMM_COMPUTE_F16_ACCUMULATE, 2);
+  cr_expect_eq(GKO_GEMM_ATTR_MAX_WORKSPACE, 24);
+  cr_expect_eq(sizeof(gko_gemm_attr_t), sizeof(int));
+  cr_expect_eq(sizeof(gko_epilogue_t), sizeof(int));
+}
+
+Test(gemm_args, descriptor_defaults_and_round_trip) {
+  gko_gemm_desc_t d = NULL;
+  T_OK(gko_gemm_desc_create(&d, GKO_DTYPE_F16, GKO_DTYPE_F32, 5, 7, 3));
+  /* row-major, no transposes: A 5x3 (lda 3), B 3x7 (ldb 7), C/D 5x7 (ld 7) */
+  cr_expect_eq(dget(d, GKO_GEMM_ATTR_LDA), 3);
+  cr_expect_eq(dget(d, GKO_GEMM_ATTR_LDB), 7);
+  cr_expect_eq(dget(d, GKO_GEMM_ATTR_LDC), 7);
+  cr_expect_eq(dget(d, GKO_GEMM_ATTR_LDD), 7);
+  cr_expect_eq(dget(d, GKO_GEMM_ATTR_STRIDE_A), 15);
+  cr_expect_eq(dget(d, GKO_GEMM_ATTR_STRIDE_D), 35);
+  cr_expect_eq(dget(d, GKO_GEMM_ATTR_STRIDE_BIAS), 0);
+  cr_expect_eq(dget(d, GKO_GEMM_ATTR_BATCH_COUNT), 1);
+  cr_expect_eq(dget(d, GKO_GEMM_ATTR_ALIGNMENT), 16);
+  cr_expect_eq(dget(d, GKO_GEMM_ATTR_MAX_WORKSPACE), -1);
+  cr_expect_eq(dget(d, GKO_GEMM_ATTR_AB_DTYPE), GKO_DTYPE_F16);
+  cr_expect_eq(dget(d, GKO_GEMM_ATTR_CD_DTYPE), GKO_DTYPE_F32);
+  /* transposes and layout move the tight defaults */
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_TRANSA, GKO_OP_T));
+  cr_expect_eq(dget(d, GKO_GEMM_ATTR_LDA), 5); /* A stored 3x5 */
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_LAYOUT, GKO_LAYOUT_COL_MAJOR));
+  cr_expect_eq(dget(d, GKO_GEMM_ATTR_LDA), 3); /* column length of 3x5 */
+  cr_expect_eq(dget(d, GKO_GEMM_ATTR_LDD), 5);
+  cr_expect_eq(dget(d, GKO_GEMM_ATTR_STRIDE_D), 35);
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_LDD, 9));
+  cr_expect_eq(dget(d, GKO_GEMM_ATTR_LDD), 9);
+  cr_expect_eq(dget(d, GKO_GEMM_ATTR_STRIDE_D), 63);
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_LDD, -1));
+  cr_expect_eq(dget(d, GKO_GEMM_ATTR_LDD), 5);
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_STRIDE_A, 0));
+  cr_expect_eq(dget(d, GKO_GEMM_ATTR_STRIDE_A), 0, "0 is broadcast, not default");
+  /* zero sizes give ld 1 */
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_K, 0));
+  cr_expect_eq(dget(d, GKO_GEMM_ATTR_LDB), 1);
+  T_OK(gko_gemm_desc_destroy(d));
+  T_OK(gko_gemm_desc_destroy(NULL));
+}
+
+Test(gemm_args, descriptor_rejects_bad_values_unchanged) {
+  gko_gemm_desc_t d = (gko_gemm_desc_t)(uintptr_t)0x1234;
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_desc_create(NULL, GKO_DTYPE_F16, GKO_DTYPE_F16, 1, 1, 1));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_desc_create(&d, (gko_dtype_t)3, GKO_DTYPE_F16, 1, 1, 1));
+  cr_expect(strstr(gko_last_error_detail(), "ab_dtype") != NULL);
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_desc_create(&d, GKO_DTYPE_F32, GKO_DTYPE_F16, 1, 1, 1));
+  cr_expect(strstr(gko_last_error_detail(), "cd_dtype") != NULL);
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_desc_create(&d, GKO_DTYPE_F16, GKO_DTYPE_BF16, 1, 1, 1));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_desc_create(&d, GKO_DTYPE_F16, GKO_DTYPE_F16, -1, 1, 1));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_desc_create(&d, GKO_DTYPE_F16, GKO_DTYPE_F16, 1, -1, 1));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_desc_create(&d, GKO_DTYPE_F16, GKO_DTYPE_F16, 1, 1, -5));
+  cr_expect_eq(d, (gko_gemm_desc_t)(uintptr_t)0x1234, "desc written on failure");
+  T_OK(gko_gemm_desc_create(&d, GKO_DTYPE_F16, GKO_DTYPE_F16, 4, 4, 4));
+  const struct {
+    gko_gemm_attr_t a;
+    int64_t v;
+    const char *word;
+  } bad[] = {{(gko_gemm_attr_t)25, 0, "attr"},
+             {(gko_gemm_attr_t)-1, 0, "attr"},
+             {GKO_GEMM_ATTR_TRANSA, 2, "TRANSA"},
+             {GKO_GEMM_ATTR_TRANSB, -1, "TRANSB"},
+             {GKO_GEMM_ATTR_LAYOUT, 2, "LAYOUT"},
+             {GKO_GEMM_ATTR_LDA, 0, "LDA"},
+             {GKO_GEMM_ATTR_LDD, -2, "LDD"},
+             {GKO_GEMM_ATTR_M, -1, "ATTR_M"},
+             {GKO_GEMM_ATTR_BATCH_COUNT, -1, "BATCH"},
+             {GKO_GEMM_ATTR_BATCH_COUNT, (int64_t)1 << 31, "BATCH"},
+             {GKO_GEMM_ATTR_STRIDE_C, -2, "STRIDE_C"},
+             {GKO_GEMM_ATTR_EPILOGUE, 8, "EPILOGUE"},
+             {GKO_GEMM_ATTR_COMPUTE, 3, "COMPUTE"},
+             {GKO_GEMM_ATTR_BACKEND, 3, "BACKEND"},
+             {GKO_GEMM_ATTR_ALIGNMENT, 12, "ALIGNMENT"},
+             {GKO_GEMM_ATTR_ALIGNMENT, 512, "ALIGNMENT"},
+             {GKO_GEMM_ATTR_ALIGNMENT, 0, "ALIGNMENT"},
+             {GKO_GEMM_ATTR_FUSION, 3, "FUSION"},
+             {GKO_GEMM_ATTR_PAD, -1, "PAD"},
+             {GKO_GEMM_ATTR_MAX_WORKSPACE, -2, "MAX_WORKSPACE"},
+             {GKO_GEMM_ATTR_AB_DTYPE, 7, "AB_DTYPE"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    int64_t before = 0;
+    int known = (int)bad[i].a >= 0 && (int)bad[i].a < 25;
+    if (known) before = dget(d, bad[i].a);
+    T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_desc_set(d, bad[i].a, bad[i].v));
+    cr_expect(strstr(gko_last_error_detail(), bad[i].word) != NULL, "detail '%s' lacks '%s'",
+              gko_last_error_detail(), bad[i].word);
+    if (known) cr_expect_eq(dget(d, bad[i].a), before, "attribute %d changed", (int)bad[i].a);
+  }
+  int64_t v = 99;
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_desc_get(d, (gko_gemm_attr_t)30, &v));
+  cr_expect_eq(v, 99);
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_desc_get(d, GKO_GEMM_ATTR_M, NULL));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_desc_get(NULL, GKO_GEMM_ATTR_M, &v));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_desc_set(NULL, GKO_GEMM_ATTR_M, 1));
+  gko_gemm_desc_destroy(d);
+}
+
+/* plan_create checks the descriptor before it touches the handle, so these
+ * hold without a GPU (the fake handle is never dereferenced). */
+Test(gemm_args, plan_rejects_inconsistent_descriptors) {
+  gko_handle_t fake = (gko_handle_t)(uintptr_t)0x10;
+  gko_gemm_plan_t plan = (gko_gemm_plan_t)(uintptr_t)0x99;
+  gko_gemm_desc_t d = NULL;
+  T_OK(gko_gemm_desc_create(&d, GKO_DTYPE_F16, GKO_DTYPE_F16, 64, 32, 16));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_plan_create(NULL, d, &plan));
+  cr_expect(strstr(gko_last_error_detail(), "handle") != NULL);
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_plan_create(fake, NULL, &plan));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_plan_create(fake, d, NULL));
+  /* lda smaller than a row of A (row-major 64 x 16) */
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_LDA, 15));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_plan_create(fake, d, &plan));
+  cr_expect(strstr(gko_last_error_detail(), "LDA") != NULL, "%s", gko_last_error_detail());
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_LDA, -1));
+  /* transposed A is 16 x 64: lda 16 too small now */
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_TRANSA, GKO_OP_T));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_LDA, 16));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_plan_create(fake, d, &plan));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_LDA, -1));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_LDD, 31));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_plan_create(fake, d, &plan));
+  cr_expect(strstr(gko_last_error_detail(), "LDD") != NULL);
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_LDD, -1));
+  /* column-major: ldc below m */
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_LAYOUT, GKO_LAYOUT_COL_MAJOR));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_LDC, 63));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_plan_create(fake, d, &plan));
+  cr_expect(strstr(gko_last_error_detail(), "LDC") != NULL);
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_LDC, -1));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_LAYOUT, GKO_LAYOUT_ROW_MAJOR));
+  /* D's batches overlap */
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_BATCH_COUNT, 3));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_STRIDE_D, 0));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_plan_create(fake, d, &plan));
+  cr_expect(strstr(gko_last_error_detail(), "STRIDE_D") != NULL);
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_STRIDE_D, 64 * 32 - 1));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_plan_create(fake, d, &plan));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_STRIDE_D, -1));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_BATCH_COUNT, 1));
+  /* m * k overflows the byte count */
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_M, (int64_t)1 << 40));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_K, (int64_t)1 << 40));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_plan_create(fake, d, &plan));
+  cr_expect(strstr(gko_last_error_detail(), "int64") != NULL, "%s", gko_last_error_detail());
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_M, 64));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_K, 16));
+  /* batches overflow */
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_BATCH_COUNT, INT32_MAX));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_STRIDE_B, INT64_MAX / 4));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_plan_create(fake, d, &plan));
+  gko_gemm_desc_destroy(d);
+  /* TF32 applies to f32 inputs only */
+  T_OK(gko_gemm_desc_create(&d, GKO_DTYPE_BF16, GKO_DTYPE_F32, 8, 8, 8));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_COMPUTE, GKO_GEMM_COMPUTE_TF32));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_plan_create(fake, d, &plan));
+  cr_expect(strstr(gko_last_error_detail(), "TF32") != NULL);
+  /* cd_dtype f16 with bf16 inputs (set after create) */
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_COMPUTE, GKO_GEMM_COMPUTE_DEFAULT));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_CD_DTYPE, GKO_DTYPE_F16));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_plan_create(fake, d, &plan));
+  cr_expect(strstr(gko_last_error_detail(), "CD_DTYPE") != NULL);
+  gko_gemm_desc_destroy(d);
+  cr_expect_eq(plan, (gko_gemm_plan_t)(uintptr_t)0x99, "plan written on failure");
+}
+
+Test(gemm_args, plan_queries_and_execute_reject_null) {
+  size_t bytes = 5;
+  gko_gemm_backend_t be = (gko_gemm_backend_t)9;
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_workspace_size(NULL, &bytes));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_plan_backend(NULL, &be));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_plan_describe(NULL, NULL, 0, NULL));
+  cr_expect_eq(bytes, 5);
+  cr_expect_eq(be, 9);
+  float x[4] = {1, 2, 3, 4};
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_gemm_execute(NULL, 1.0f, x, x, 0.0f, NULL, x, NULL, NULL, 0, NULL));
+  cr_expect(strstr(gko_last_error_detail(), "plan") != NULL);
+  T_OK(gko_gemm_plan_destroy(NULL));
+  /* one-shot: NULL handle, bad enums and sizes before any GPU work */
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_gemm(NULL, GKO_OP_N, GKO_OP_N, 2, 2, 1, 1.0f, GKO_DTYPE_F32, x, -1, x, -1, 0.0f,
+                   GKO_DTYPE_F32, NULL, -1, x, -1, GKO_EPILOGUE_NONE, NULL, NULL));
+  gko_handle_t fake = (gko_handle_t)(uintptr_t)0x10;
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_gemm(fake, (gko_op_t)2, GKO_OP_N, 2, 2, 1, 1.0f, GKO_DTYPE_F32, x, -1, x, -1, 0.0f,
+                   GKO_DTYPE_F32, NULL, -1, x, -1, GKO_EPILOGUE_NONE, NULL, NULL));
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_gemm(fake, GKO_OP_N, GKO_OP_N, -2, 2, 1, 1.0f, GKO_DTYPE_F32, x, -1, x, -1, 0.0f,
+                   GKO_DTYPE_F32, NULL, -1, x, -1, GKO_EPILOGUE_NONE, NULL, NULL));
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_gemm(fake, GKO_OP_N, GKO_OP_N, 2, 2, 2, 1.0f, GKO_DTYPE_F32, x, 1, x, -1, 0.0f,
+                   GKO_DTYPE_F32, NULL, -1, x, -1, GKO_EPILOGUE_NONE, NULL, NULL));
+  cr_expect(strstr(gko_last_error_detail(), "LDA") != NULL, "%s", gko_last_error_detail());
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_gemm(fake, GKO_OP_N, GKO_OP_N, 2, 2, 1, 1.0f, (gko_dtype_t)5, x, -1, x, -1, 0.0f,
+                   GKO_DTYPE_F32, NULL, -1, x, -1, GKO_EPILOGUE_NONE, NULL, NULL));
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_gemm(fake, GKO_OP_N, GKO_OP_N, 2, 2, 1, 1.0f, GKO_DTYPE_F32, x, -1, x, -1, 0.0f,
+                   GKO_DTYPE_F32, NULL, -1, x, -1, (gko_epilogue_t)9, NULL, NULL));
+  for (int i = 0; i < 4; i++) cr_expect_eq(x[i], (float)(i + 1), "buffer modified");
+}
+
+/* ================================= GPU ========================================= */
+
+/* Every combination of the small odd sizes, f16 in and out, no epilogue, with
+ * a random beta (0 half of the time) and transposes. */
+Test(gemm, small_sizes_every_combination_f16, .timeout = 900) {
+  T_REQUIRE_GPU();
+  uint64_t seed = t_seed();
+  gko_handle_t h = t_handle();
+  wsbuf w = {0};
+  int bad = 0;
+  for (int i = 0; i < kNSizes; i++)
+    for (int j = 0; j < kNSizes; j++)
+      for (int l = 0; l < kNSizes; l++) {
+        gcase c = gc_default(GKO_DTYPE_F16, GKO_DTYPE_F16, kSizes[i], kSizes[j], kSizes[l]);
+        c.ta = (int)(t_next() & 1);
+        c.tb = (int)(t_next() & 1);
+        c.beta = (t_next() & 1) ? 0.0f : 0.75f;
+        c.alpha = 1.25f;
+        bad += run_case(h, &c, NULL, &w);
+        cr_assert(bad <= 20, "seed %llu: too many failures", (unsigned long long)seed);
+      }
+  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
+  ws_free(&w);
+  gko_destroy(h);
+}
+
+/* Every type combination x compute mode x epilogue x fusion policy, on
+ * sampled odd sizes, transposes, beta and both layouts. */
+Test(gemm, dtypes_computes_epilogues_fusions, .timeout = 900) {
+  T_REQUIRE_GPU();
+  uint64_t seed = t_seed();
+  gko_handle_t h = t_handle();
+  int cc10 = 0;
+  {
+    int64_t v = 0;
+    T_OK(gko_query(GKO_QUERY_COMPUTE_CAPABILITY, 0, &v));
+    cc10 = (int)v;
+  }
+  wsbuf w = {0};
+  int bad = 0;
+  for (int t = 0; t < kNTypes; t++)
+    for (int comp = 0; comp < 3; comp++) {
+      if (comp == GKO_GEMM_COMPUTE_TF32 && (kTypes[t].ab != GKO_DTYPE_F32 || cc10 < 80)) continue;
+      if (comp == GKO_GEMM_COMPUTE_F16_ACCUMULATE &&
+          !(kTypes[t].ab == GKO_DTYPE_F16 && kTypes[t].cd == GKO_DTYPE_F16))
+        continue;
+      if (kTypes[t].ab == GKO_DTYPE_BF16 && cc10 < 80) continue;
+      for (int ep = 0; ep < 8; ep++)
+        for (int fu = 0; fu < 3; fu++) {
+          if (fu == GKO_GEMM_FUSION_REQUIRED && (ep >> 1) == 2) continue; /* NOT_SUPPORTED */
+          for (int rep = 0; rep < 3; rep++) {
+            gcase c = gc_default(kTypes[t].ab, kTypes[t].cd, pick_size(), pick_size(),
+                                 pick_size());
+            if (rep == 2) { /* one aligned, larger shape per combination */
+              c.m = 192;
+              c.n = 256;
+              c.k = 128;
+            }
+            c.compute = comp;
+            c.epilogue = ep;
+            c.fusion = fu;
+            c.ta = (int)(t_next() & 1);
+            c.tb = (int)(t_next() & 1);
+            c.layout = (fu == GKO_GEMM_FUSION_REQUIRED && (ep & 1)) ? 0 : (int)(t_next() & 1);
+            c.alpha = (float)t_uniform(0.5, 1.5);
+            c.beta = (t_next() & 1) ? 0.0f : (float)t_uniform(-1, 1);
+            bad += run_case(h, &c, NULL, &w);
+            cr_assert(bad <= 20, "seed %llu: too many failures", (unsigned long long)seed);
+          }
+        }
+    }
+  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
+  ws_free(&w);
+  gko_destroy(h);
+}
+
+/* Transposes, layouts, padded leading dimensions (NaN in the padding), in
+ * place, one-shot. */
+Test(gemm, transposes_layouts_padded_ld_in_place_oneshot, .timeout = 600) {
+  T_REQUIRE_GPU();
+  uint64_t seed = t_seed();
+  gko_handle_t h = t_handle();
+  wsbuf w = {0};
+  int bad = 0;
+  for (int ta = 0; ta < 2; ta++)
+    for (int tb = 0; tb < 2; tb++)
+      for (int lay = 0; lay < 2; lay++)
+        for (int var = 0; var < 4; var++) {
+          gcase c = gc_default(var & 1 ? GKO_DTYPE_BF16 : GKO_DTYPE_F32,
+                               var & 1 ? GKO_DTYPE_BF16 : GKO_DTYPE_F32, 65, 33, 127);
+          c.ta = ta;
+          c.tb = tb;
+          c.layout = lay;
+          int64_t ar = ta ? c.k : c.m, ac = ta ? c.m : c.k, br = tb ? c.n : c.k,
+                  bc = tb ? c.k : c.n;
+          c.lda = (lay ? ar : ac) + 3;
+          c.ldb = (lay ? br : bc) + 5;
+          c.ldc = (lay ? c.m : c.n) + 7;
+          c.ldd = var >= 2 ? c.ldc : (lay ? c.m : c.n) + 1;
+          c.in_place = var >= 2;
+          c.beta = 0.5f;
+          c.epilogue = var == 3 ? GKO_EPILOGUE_BIAS_RELU : GKO_EPILOGUE_NONE;
+          c.oneshot = var == 1 && lay == 0 && !c.in_place;
+          bad += run_case(h, &c, NULL, &w);
+        }
+  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
+  ws_free(&w);
+  gko_destroy(h);
+}
+
+Test(gemm, batched_strided_broadcast, .timeout = 600) {
+  T_REQUIRE_GPU();
+  uint64_t seed = t_seed();
+  gko_handle_t h = t_handle();
+  wsbuf w = {0};
+  int bad = 0;
+  for (int var = 0; var < 12; var++) {
+    gcase c = gc_default(var % 3 == 0 ? GKO_DTYPE_F16 : var % 3 == 1 ? GKO_DTYPE_BF16 : GKO_DTYPE_F32,
+                         var % 2 ? GKO_DTYPE_F32 : (var % 3 == 0 ? GKO_DTYPE_F16 : var % 3 == 1 ? GKO_DTYPE_BF16 : GKO_DTYPE_F32),
+                         pick_size(), pick_size(), pick_size());
+    c.batch = 2 + var % 4;
+    c.ta = var & 1;
+    c.tb = (var >> 1) & 1;
+    c.layout = (var >> 2) & 1;
+    c.epilogue = (var % 4 == 3) ? GKO_EPILOGUE_BIAS_GELU_TANH : (var % 2 ? GKO_EPILOGUE_BIAS : 0);
+    c.beta = var % 3 ? 0.25f : 0.0f;
+    if (var % 4 == 1) c.sa = 0;      /* broadcast A */
+    if (var % 4 == 2) c.sb = 0;      /* broadcast B */
+    if (var % 5 == 0) c.sc = 0;      /* broadcast C */
+    if (c.epilogue & 1) c.sbias = var % 2 ? c.n + 3 : 0;
+    if (var % 3 == 2) { /* gaps between batches of D (poison must stay) */
+      int64_t foot = c.m * c.n;
+      c.sd = foot + 13;
+    }
+    c.pad = var >= 8 ? GKO_GEMM_PAD_ALWAYS : GKO_GEMM_PAD_AUTO;
+    bad += run_case(h, &c, NULL, &w);
+  }
+  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
+  ws_free(&w);
+  gko_destroy(h);
+}
+
+/* k = 0 and alpha = 0: D = epilogue(beta * C), exactly beta*C rounded once
+ * without an epilogue; A and B are not read (NaN there, or NULL). */
+Test(gemm, k_zero_and_alpha_zero) {
+  T_REQUIRE_GPU();
+  uint64_t seed = t_seed();
+  gko_handle_t h = t_handle();
+  wsbuf w = {0};
+  int bad = 0;
+  for (int t = 0; t < kNTypes; t++)
+    for (int var = 0; var < 6; var++) {
+      gcase c = gc_default(kTypes[t].ab, kTypes[t].cd, 33, 17, var < 3 ? 0 : 9);
+      if (var >= 3) {
+        c.alpha = 0.0f;
+        c.ab_nan = 1;
+      }
+      c.beta = var % 3 == 2 ? 0.0f : (float)t_uniform(-2, 2);
+      c.epilogue = var % 3 == 1 ? GKO_EPILOGUE_BIAS_GELU_ERF : GKO_EPILOGUE_NONE;
+      c.exact = c.epilogue == GKO_EPILOGUE_NONE;
+      c.layout = var & 1;
+      c.c_null = c.beta == 0.0f;
+      bad += run_case(h, &c, NULL, &w);
+    }
+  /* NULL A and B with k = 0 */
+  float *d = t_dalloc(64 * 4), *cc = t_dalloc(64 * 4), hd[64], hc[64];
+  for (int i = 0; i < 64; i++) hc[i] = (float)i - 20.0f;
+  t_h2d(cc, hc, sizeof hc);
+  T_OK(gko_gemm(h, GKO_OP_N, GKO_OP_N, 8, 8, 0, 1.0f, GKO_DTYPE_F32, NULL, -1, NULL, -1, 2.0f,
+                GKO_DTYPE_F32, cc, -1, d, -1, GKO_EPILOGUE_RELU, NULL, NULL));
+  T_CUDA(cudaDeviceSynchronize());
+  t_d2h(hd, d, sizeof hd);
+  for (int i = 0; i < 64; i++) cr_expect_eq(hd[i], fmaxf(2.0f * hc[i], 0.0f), "i=%d", i);
+  cudaFree(d);
+  cudaFree(cc);
+  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
+  ws_free(&w);
+  gko_destroy(h);
+}
+
+/* m = 0 or n = 0 or batch = 0: success, nothing written, NULLs allowed. */
+Test(gemm, empty_outputs_write_nothing) {
+  T_REQUIRE_GPU();
+  gko_handle_t h = t_handle();
+  unsigned char *d = t_dalloc(256), back[256];
+  T_CUDA(cudaMemset(d, T_POISON_BYTE, 256));
+  const int64_t shapes[][4] = {{0, 5, 7, 1}, {5, 0, 7, 1}, {0, 0, 0, 1}, {5, 5, 5, 0}};
+  for (int s = 0; s < 4; s++) {
+    gko_gemm_desc_t desc;
+    gko_gemm_plan_t plan;
+    T_OK(gko_gemm_desc_create(&desc, GKO_DTYPE_F16, GKO_DTYPE_F16, shapes[s][0], shapes[s][1],
+                              shapes[s][2]));
+    T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_BATCH_COUNT, shapes[s][3]));
+    T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_EPILOGUE, GKO_EPILOGUE_BIAS_GELU_ERF));
+    T_OK(gko_gemm_plan_create(h, desc, &plan));
+    size_t ws = 1;
+    T_OK(gko_gemm_workspace_size(plan, &ws));
+    cr_expect_eq(ws, 0);
+    T_OK(gko_gemm_execute(plan, 1.0f, NULL, NULL, 1.0f, NULL, NULL, NULL, NULL, 0, NULL));
+    T_OK(gko_gemm_execute(plan, 1.0f, NULL, NULL, 1.0f, NULL, d, NULL, NULL, 0, NULL));
+    gko_gemm_plan_destroy(plan);
+    gko_gemm_desc_destroy(desc);
+    if (shapes[s][3]) /* the one-shot call has one batch */
+      T_OK(gko_gemm(h, GKO_OP_N, GKO_OP_T, shapes[s][0], shapes[s][1], shapes[s][2], 1.0f,
+                    GKO_DTYPE_F16, NULL, -1, NULL, -1, 0.0f, GKO_DTYPE_F16, NULL, -1, NULL, -1,
+                    GKO_EPILOGUE_NONE, NULL, NULL));
+  }
+  T_CUDA(cudaDeviceSynchronize());
+  t_d2h(back, d, 256);
+  for (int i = 0; i < 256; i++) cr_assert_eq(back[i], T_POISON_BYTE, "byte %d written", i);
+  cudaFree(d);
+  gko_destroy(h);
+}
+
+/* beta = 0: C is never read, NaN/Inf in it (or in D beforehand) must not
+ * leak; C may be NULL. */
+Test(gemm, beta_zero_never_reads_c) {
+  T_REQUIRE_GPU();
+  uint64_t seed = t_seed();
+  gko_handle_t h = t_handle();
+  wsbuf w = {0};
+  int bad = 0;
+  for (int t = 0; t < kNTypes; t++)
+    for (int var = 0; var < 4; var++) {
+      gcase c = gc_default(kTypes[t].ab, kTypes[t].cd, 63, 65, 31);
+      c.beta = 0.0f;
+      c.c_nan = 1;
+      c.c_null = var == 1;
+      c.in_place = var == 2; /* D itself starts full of NaN/Inf */
+      c.pad = var == 3 ? GKO_GEMM_PAD_ALWAYS : GKO_GEMM_PAD_AUTO;
+      c.epilogue = var == 3 ? GKO_EPILOGUE_BIAS_GELU_TANH : GKO_EPILOGUE_NONE;
+      c.ldc = c.n + 2; /* C's layout differs from D's */
+      if (c.in_place) c.ldc = -1;
+      bad += run_case(h, &c, NULL, &w);
+    }
+  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
+  ws_free(&w);
+  gko_destroy(h);
+}
+
+/* Pointers at every small element offset, padded leading dimensions with
+ * NaN padding, plans promising 16 bytes (execute falls back) or the real
+ * alignment, padding forced on, off and automatic. */
+Test(gemm, unaligned_pointers_and_leading_dimensions, .timeout = 600) {
+  T_REQUIRE_GPU();
+  uint64_t seed = t_seed();
+  gko_handle_t h = t_handle();
+  wsbuf w = {0};
+  int bad = 0;
+  for (int t = 0; t < kNTypes; t++)
+    for (int var = 0; var < 12; var++) {
+      gcase c = gc_default(kTypes[t].ab, kTypes[t].cd, 37 + var, 45, 29 + 2 * var);
+      c.off_a = var % 8;
+      c.off_b = (var * 3 + 1) % 8;
+      c.off_c = (var * 5 + 2) % 8;
+      c.off_d = (var * 7 + 3) % 8;
+      c.off_bias = var % 2 ? 1 : 0;
+      c.lda = c.k + var % 3;
+      c.ldb = c.n + (var + 1) % 3;
+      c.ldd = c.n + 1;
+      c.ldc = c.ldd + var % 2;
+      c.beta = var % 2 ? 1.0f : 0.0f;
+      c.ta = var % 2 ? 0 : (int)(t_next() & 1);
+      if (c.ta) c.lda = c.m + var % 3;
+      c.epilogue = (var % 4 == 1) ? GKO_EPILOGUE_BIAS : (var % 4 == 3 ? GKO_EPILOGUE_BIAS_GELU_ERF : 0);
+      c.pad = var % 3; /* AUTO, NEVER, ALWAYS */
+      c.alignment = var >= 6 ? (int64_t)gko_dtype_size(c.ab) : 0;
+      bad += run_case(h, &c, NULL, &w);
+    }
+  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
+  ws_free(&w);
+  gko_destroy(h);
+}
+
+/* Long all-ones dot products are exact in f32 accumulation: k ones sum to
+ * exactly k (representable in f16/bf16 for these k). */
+Test(gemm, long_all_ones_dot_products_are_exact) {
+  T_REQUIRE_GPU();
+  gko_handle_t h = t_handle();
+  const int64_t m = 48, n = 40, ks[] = {2048, 4096, 1027};
+  const gko_dtype_t dts[2] = {GKO_DTYPE_F16, GKO_DTYPE_BF16};
+  wsbuf w = {0};
+  for (int d = 0; d < 2; d++)
+    for (int kk = 0; kk < 3; kk++)
+      for (int out32 = 0; out32 < 2; out32++) {
+        int64_t k = ks[kk];
+        gko_dtype_t cd = out32 ? GKO_DTYPE_F32 : dts[d];
+        if (!out32 && dts[d] == GKO_DTYPE_BF16 && k == 1027) continue; /* 1027 not in bf16 */
+        uint16_t one = dts[d] == GKO_DTYPE_F16 ? 0x3c00 : 0x3f80;
+        uint16_t *ha = malloc(m * k * 2), *hb = malloc(k * n * 2);
+        for (int64_t i = 0; i < m * k; i++) ha[i] = one;
+        for (int64_t i = 0; i < k * n; i++) hb[i] = one;
+        void *da = t_dalloc(m * k * 2), *db = t_dalloc(k * n * 2), *dd = t_dalloc(m * n * 4);
+        t_h2d(da, ha, m * k * 2);
+        t_h2d(db, hb, k * n * 2);
+        T_CUDA(cudaMemset(dd, T_POISON_BYTE, m * n * 4));
+        gko_gemm_desc_t desc;
+        gko_gemm_plan_t plan;
+        T_OK(gko_gemm_desc_create(&desc, dts[d], cd, m, n, k));
+        T_OK(gko_gemm_plan_create(h, desc, &plan));
+        size_t need;
+        T_OK(gko_gemm_workspace_size(plan, &need));
+        T_OK(gko_gemm_execute(plan, 1.0f, da, db, 0.0f, NULL, dd, NULL, ws_get(&w, need + 1), need,
+                              NULL));
+        T_CUDA(cudaDeviceSynchronize());
+        unsigned char *hd = malloc(m * n * 4);
+        t_d2h(hd, dd, m * n * 4);
+        for (int64_t i = 0; i < m * n; i++) {
+          double got = hv_get(cd, hd, i);
+          cr_assert_eq(got, (double)k, "%s k=%lld out %s: D[%lld] = %.9g", dtn(dts[d]),
+                       (long long)k, dtn(cd), (long long)i, got);
+        }
+        free(hd);
+        free(ha);
+        free(hb);
+        cudaFree(da);
+        cudaFree(db);
+        cudaFree(dd);
+        gko_gemm_plan_destroy(plan);
+        gko_gemm_desc_destroy(desc);
+      }
+  ws_free(&w);
+  gko_destroy(h);
+}
+
+/* A few large shapes, checked on sampled rows. */
+Test(gemm, large_shapes_sampled_rows, .timeout = 900) {
+  T_REQUIRE_GPU();
+  uint64_t seed = t_seed();
+  gko_handle_t h = t_handle();
+  wsbuf w = {0};
+  int bad = 0;
+  const struct {
+    int64_t m, n, k;
+    gko_dtype_t ab, cd;
+    int ep, tb, comp;
+  } L[] = {{2048, 2048, 1027, GKO_DTYPE_F16, GKO_DTYPE_F16, 0, 0, 0},
+           {1000, 1000, 1000, GKO_DTYPE_BF16, GKO_DTYPE_BF16, 0, 0, 0},
+           {4096, 768, 768, GKO_DTYPE_F16, GKO_DTYPE_F16, GKO_EPILOGUE_BIAS_GELU_TANH, 1, 0},
+           {4096, 3072, 768, GKO_DTYPE_BF16, GKO_DTYPE_BF16, GKO_EPILOGUE_BIAS_GELU_ERF, 1, 0},
+           {1024, 1024, 1027, GKO_DTYPE_F32, GKO_DTYPE_F32, 0, 0, GKO_GEMM_COMPUTE_TF32},
+           {777, 1025, 2049, GKO_DTYPE_F32, GKO_DTYPE_F32, GKO_EPILOGUE_RELU, 1, 0}};
+  int64_t cc = 0;
+  T_OK(gko_query(GKO_QUERY_COMPUTE_CAPABILITY, 0, &cc));
+  for (size_t i = 0; i < sizeof L / sizeof L[0]; i++) {
+    if ((L[i].comp == GKO_GEMM_COMPUTE_TF32 || L[i].ab == GKO_DTYPE_BF16) && cc < 80) continue;
+    gcase c = gc_default(L[i].ab, L[i].cd, L[i].m, L[i].n, L[i].k);
+    c.epilogue = L[i].ep;
+    c.tb = L[i].tb;
+    c.compute = L[i].comp;
+    c.beta = i % 2 ? 0.5f : 0.0f;
+    c.sample_rows = 24;
+    bad += run_case(h, &c, NULL, &w);
+  }
+  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
+  ws_free(&w);
+  gko_destroy(h);
+}
+
+/* The plan says what it chose. */
+Test(gemm, plan_backend_describe_workspace) {
+  T_REQUIRE_GPU();
+  gko_handle_t h = t_handle();
+  gko_gemm_desc_t d;
+  gko_gemm_plan_t p;
+  T_OK(gko_gemm_desc_create(&d, GKO_DTYPE_F16, GKO_DTYPE_F16, 4096, 4096, 1027));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_EPILOGUE, GKO_EPILOGUE_BIAS_GELU_ERF));
+  T_OK(gko_gemm_plan_create(h, d, &p));
+  gko_gemm_backend_t be = GKO_GEMM_BACKEND_AUTO;
+  T_OK(gko_gemm_plan_backend(p, &be));
+  cr_expect_eq(be, GKO_GEMM_BACKEND_CUBLASLT);
+  size_t need = 0, need2 = 0, ws = 0;
+  T_OK(gko_gemm_plan_describe(p, NULL, 0, &need));
+  cr_assert(need > 20);
+  char *text = malloc(need);
+  T_OK(gko_gemm_plan_describe(p, text, need, &need2));
+  cr_expect_eq(need, need2);
+  cr_expect_eq(strlen(text) + 1, need);
+  cr_log_info("plan: %s", text);
+  cr_expect(strstr(text, "cuBLASLt") != NULL, "%s", text);
+  cr_expect(strstr(text, "padded") != NULL, "k = 1027 pads by default: %s", text);
+  cr_expect(strstr(text, "GELU-erf") != NULL, "%s", text);
+  T_OK(gko_gemm_workspace_size(p, &ws));
+  cr_expect(ws >= 2 * 4096 * 1032 * 2, "workspace %zu holds the padded copies", ws);
+  char small[8];
+  T_OK(gko_gemm_plan_describe(p, small, sizeof small, NULL));
+  cr_expect_eq(strlen(small), sizeof small - 1);
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_plan_describe(p, NULL, 4, NULL));
+  free(text);
+  gko_gemm_plan_destroy(p);
+  /* padding off: no copies in the workspace */
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_PAD, GKO_GEMM_PAD_NEVER));
+  T_OK(gko_gemm_plan_create(h, d, &p));
+  T_OK(gko_gemm_workspace_size(p, &ws));
+  cr_expect(ws <= 32 * 1024 * 1024u + 255, "no padded copies: %zu", ws);
+  gko_gemm_plan_destroy(p);
+  /* MAX_WORKSPACE = 0: a workspace-free plan */
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_PAD, GKO_GEMM_PAD_AUTO));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_MAX_WORKSPACE, 0));
+  T_OK(gko_gemm_plan_create(h, d, &p));
+  T_OK(gko_gemm_workspace_size(p, &ws));
+  cr_expect_eq(ws, 0);
+  gko_gemm_plan_destroy(p);
+  gko_gemm_desc_destroy(d);
+  gko_destroy(h);
+}
+
+/* cuBLASLt's fused GELU-tanh against gko's pass in the negative tail: the
+ * fused one is reported (cuBLASLt's tail flushes early), gko's checked. */
+Test(gemm, gelu_tanh_tail_fused_vs_gko_pass) {
+  T_REQUIRE_GPU();
+  gko_handle_t h = t_handle();
+  const int64_t m = 1024, n = 8, k = 8; /* D[i][j] = x_i exactly: A[i][0] = x_i, B row 0 ones */
+  float *ha = calloc(m * k, 4), *hb = calloc(k * n, 4), *hd = malloc(m * n * 4);
+  for (int64_t i = 0; i < m; i++) ha[i * k] = -12.0f + 11.0f * (float)i / (float)m; /* [-12, -1) */
+  for (int64_t j = 0; j < n; j++) hb[j] = 1.0f;
+  float *da = t_dalloc(m * k * 4), *db = t_dalloc(k * n * 4), *dd = t_dalloc(m * n * 4);
+  t_h2d(da, ha, m * k * 4);
+  t_h2d(db, hb, k * n * 4);
+  for (int fu = 0; fu < 3; fu += 2) {
+    gko_gemm_desc_t d;
+    gko_gemm_plan_t p;
+    T_OK(gko_gemm_desc_create(&d, GKO_DTYPE_F32, GKO_DTYPE_F32, m, n, k));
+    T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_EPILOGUE, GKO_EPILOGUE_GELU_TANH));
+    T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_FUSION, fu));
+    T_OK(gko_gemm_plan_create(h, d, &p));
+    size_t need;
+    T_OK(gko_gemm_workspace_size(p, &need));
+    void *ws = need ? t_dalloc(need) : NULL;
+    T_OK(gko_gemm_execute(p, 1.0f, da, db, 0.0f, NULL, dd, NULL, ws, need, NULL));
+    T_CUDA(cudaDeviceSynchronize());
+    t_d2h(hd, dd, m * n * 4);
+    double max_abs = 0, max_rel = 0, first_zero = -INFINITY;
+    for (int64_t i = 0; i < m; i++) {
+      double x = ha[i * k], r = ref_act(3, x), got = hd[i * n];
+      double ea = fabs(got - r);
+      if (ea > max_abs) max_abs = ea;
+      /* relative error where the result is a normal f32 (the far tail
+       * underflows: gko documents an absolute (1 + |x|) FLT_MIN there) */
+      if (fabs(r) > 1e-30 && ea / fabs(r) > max_rel) max_rel = ea / fabs(r);
+      if (fabs(r) <= 1e-30 && ea > (1 + fabs(x)) * FLT_MIN && fu == GKO_GEMM_FUSION_NEVER)
+        max_rel = INFINITY;
+      if (got == 0 && x > first_zero) first_zero = x;
+    }
+    cr_log_info("GELU-tanh tail (x in [-12, -1)), %s: max abs err %.3g, max rel err %.3g, "
+                "largest x flushed to 0: %g",
+                fu ? "gko's pass (FUSION_NEVER)" : "cuBLASLt fused", max_abs, max_rel,
+                first_zero);
+    if (fu == GKO_GEMM_FUSION_NEVER)
+      cr_expect(max_rel < 1e-5, "gko's GELU pass keeps relative accuracy: %g", max_rel);
+    else
+      cr_expect(max_abs < 2e-3 * 12, "fused GELU abs error %g", max_abs);
+    if (ws) cudaFree(ws);
+    gko_gemm_plan_destroy(p);
+    gko_gemm_desc_destroy(d);
+  }
+  free(ha);
+  free(hb);
+  free(hd);
+  cudaFree(da);
+  cudaFree(db);
+  cudaFree(dd);
+  gko_destroy(h);
+}
+
+/* ---- graph capture ------------------------------------------------------------ */
+
+static void capture_vs_eager(gko_handle_t h, gko_dtype_t ab, gko_dtype_t cd, int64_t m, int64_t n,
+                             int64_t k, int ep, int pad, int offset_elems, int oneshot) {
+  size_t esab = gko_dtype_size(ab), escd = gko_dtype_size(cd);
+  size_t ba = (m * k + 8) * esab, bb = (k * n + 8) * esab, bd = (m * n + 8) * escd;
+  unsigned char *ha = malloc(ba), *hb = malloc(bb), *hbias = malloc(n * escd + 16);
+  for (size_t i = 0; i < ba / esab; i++) hv_set(ab, ha, i, t_uniform(-1, 1));
+  for (size_t i = 0; i < bb / esab; i++) hv_set(ab, hb, i, t_uniform(-1, 1));
+  for (int64_t i = 0; i < n; i++) hv_set(cd, hbias, i, t_uniform(-1, 1));
+  unsigned char *da = t_dalloc(ba), *db = t_dalloc(bb), *d1 = t_dalloc(bd), *d2 = t_dalloc(bd),
+                *dbias = t_dalloc(n * escd + 16);
+  t_h2d(da, ha, ba);
+  t_h2d(db, hb, bb);
+  t_h2d(dbias, hbias, n * escd);
+  T_CUDA(cudaMemset(d1, T_POISON_BYTE, bd));
+  T_CUDA(cudaMemset(d2, T_POISON_BYTE, bd));
+  const void *A = da + offset_elems * esab, *B = db + offset_elems * esab;
+  cudaStream_t st;
+  T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  gko_gemm_desc_t desc;
+  gko_gemm_plan_t plan;
+  T_OK(gko_gemm_desc_create(&desc, ab, cd, m, n, k));
+  T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_EPILOGUE, ep));
+  T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_PAD, pad));
+  T_OK(gko_gemm_plan_create(h, desc, &plan));
+  size_t need;
+  T_OK(gko_gemm_workspace_size(plan, &need));
+  void *ws = need ? t_dalloc(need) : NULL;
+  if (oneshot)
+    T_OK(gko_gemm(h, GKO_OP_N, GKO_OP_N, m, n, k, 1.0f, ab, A, -1, B, -1, 0.0f, cd, NULL, -1, d1,
+                  -1, ep, dbias, st));
+  else
+    T_OK(gko_gemm_execute(plan, 1.0f, A, B, 0.0f, NULL, d1, dbias, ws, need, st));
+  T_CUDA(cudaStreamSynchronize(st));
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  T_CUDA(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+  gko_status_t s = oneshot ? gko_gemm(h, GKO_OP_N, GKO_OP_N, m, n, k, 1.0f, ab, A, -1, B, -1, 0.0f,
+                                      cd, NULL, -1, d2, -1, ep, dbias, st)
+                           : gko_gemm_execute(plan, 1.0f, A, B, 0.0f, NULL, d2, dbias, ws, need, st);
+  char detail[512];
+  snprintf(detail, sizeof detail, "%s", gko_last_error_detail());
+  cudaError_t ce = cudaStreamEndCapture(st, &g);
+  cr_assert_eq(s, GKO_STATUS_SUCCESS, "under capture: %s: %s", gko_status_name(s), detail);
+  cr_assert_eq(ce, cudaSuccess, "capture invalidated: %s", cudaGetErrorString(ce));
+  T_CUDA(cudaGraphInstantiate(&ge, g, 0));
+  for (int r = 0; r < 3; r++) T_CUDA(cudaGraphLaunch(ge, st));
+  T_CUDA(cudaStreamSynchronize(st));
+  unsigned char *h1 = malloc(bd), *h2 = malloc(bd);
+  t_d2h(h1, d1, bd);
+  t_d2h(h2, d2, bd);
+  cr_expect_eq(memcmp(h1, h2, bd), 0,
+               "graph replay differs from eager (%s/%s %lldx%lldx%lld ep %d pad %d off %d oneshot %d)",
+               dtn(ab), dtn(cd), (long long)m, (long long)n, (long long)k, ep, pad, offset_elems,
+               oneshot);
+  cudaGraphExecDestroy(ge);
+  cudaGraphDestroy(g);
+  cudaStreamDestroy(st);
+  gko_gemm_plan_destroy(plan);
+  gko_gemm_desc_destroy(desc);
+  free(ha);
+  free(hb);
+  free(hbias);
+  free(h1);
+  free(h2);
+  if (ws) cudaFree(ws);
+  cudaFree(da);
+  cudaFree(db);
+  cudaFree(d1);
+  cudaFree(d2);
+  cudaFree(dbias);
+}
+
+Test(gemm, graph_capture_matches_eager) {
+  T_REQUIRE_GPU();
+  t_seed();
+  gko_handle_t h = t_handle();
+  /* plain, fused epilogue, two-pass GELU-erf, padded copies, an execute
+   * whose pointers are less aligned than the plan (host-side fallback under
+   * capture), and the one-shot call (stream-ordered workspace). */
+  capture_vs_eager(h, GKO_DTYPE_F16, GKO_DTYPE_F16, 512, 384, 256, GKO_EPILOGUE_NONE, 0, 0, 0);
+  capture_vs_eager(h, GKO_DTYPE_BF16, GKO_DTYPE_BF16, 512, 384, 256, GKO_EPILOGUE_BIAS_GELU_TANH, 0, 0, 0);
+  capture_vs_eager(h, GKO_DTYPE_F16, GKO_DTYPE_F32, 256, 128, 200, GKO_EPILOGUE_BIAS_GELU_ERF, 0, 0, 0);
+  capture_vs_eager(h, GKO_DTYPE_F16, GKO_DTYPE_F16, 300, 264, 1027, GKO_EPILOGUE_BIAS, GKO_GEMM_PAD_ALWAYS, 0, 0);
+  capture_vs_eager(h, GKO_DTYPE_F32, GKO_DTYPE_F32, 256, 128, 64, GKO_EPILOGUE_RELU, GKO_GEMM_PAD_NEVER, 1, 0);
+  capture_vs_eager(h, GKO_DTYPE_F16, GKO_DTYPE_F16, 256, 256, 256, GKO_EPILOGUE_BIAS_RELU, 0, 0, 1);
+  gko_destroy(h);
+}
+
+/* ---- threads ------------------------------------------------------------------ */
+
+typedef struct {
+  gko_handle_t h;
+  int id, bad;
+  uint64_t seed;
+} thread_arg;
+
+static void *thread_main(void *p) {
+  thread_arg *a = p;
+  cudaStream_t st;
+  cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking);
+  wsbuf w = {0};
+  for (int r = 0; r < 12; r++) {
+    /* shapes overlap between threads: the cache is shared and contended */
+    gcase c = gc_default(r % 2 ? GKO_DTYPE_F16 : GKO_DTYPE_BF16, GKO_DTYPE_F32, 64 + 16 * (r % 3),
+                         96 + a->id % 2, 80 + 8 * (r % 4));
+    c.epilogue = r % 8;
+    c.beta = r % 2 ? 0.5f : 0.0f;
+    c.off_a = (r + a->id) % 3;
+    a->bad += run_case(a->h, &c, st, &w);
+  }
+  ws_free(&w);
+  cudaStreamDestroy(st);
+  return NULL;
+}
+
+Test(gemm, handle_shared_by_threads_with_own_workspaces, .timeout = 600) {
+  T_REQUIRE_GPU();
+  uint64_t seed = t_seed();
+  gko_handle_t h = t_handle();
+  enum { N = 6 };
+  pthread_t th[N];
+  thread_arg args[N];
+  for (int i = 0; i < N; i++) {
+    args[i].h = h;
+    args[i].id = i;
+    args[i].bad = 0;
+    args[i].seed = seed;
+    pthread_create(&th[i], NULL, thread_main, &args[i]);
+  }
+  int bad = 0;
+  for (int i = 0; i < N; i++) {
+    pthread_join(th[i], NULL);
+    bad += args[i].bad;
+  }
+  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
+  gko_destroy(h);
+}
+
+/* ---- bad arguments with real pointers: status, detail, D untouched ------------ */
+
+Test(gemm, bad_arguments_leave_output_untouched) {
+  T_REQUIRE_GPU();
+  gko_handle_t h = t_handle();
+  const int64_t m = 64, n = 48, k = 40;
+  const size_t dbytes = m * n * 2 + 64;
+  unsigned char *a = t_dalloc(m * k * 2 + 64), *b = t_dalloc(k * n * 2 + 64),
+                *c = t_dalloc(dbytes), *d = t_dalloc(dbytes), *bias = t_dalloc(n * 2 + 64);
+  T_CUDA(cudaMemset(a, 0x3c, m * k * 2 + 64));
+  T_CUDA(cudaMemset(b, 0x3c, k * n * 2 + 64));
+  T_CUDA(cudaMemset(c, 0x3c, dbytes));
+  T_CUDA(cudaMemset(bias, 0x3c, n * 2 + 64));
+  T_CUDA(cudaMemset(d, T_POISON_BYTE, dbytes));
+  gko_gemm_desc_t desc;
+  gko_gemm_plan_t plan = NULL, keep = (gko_gemm_plan_t)(uintptr_t)0x77;
+  T_OK(gko_gemm_desc_create(&desc, GKO_DTYPE_F16, GKO_DTYPE_F16, m, n, k));
+  /* plan-time: NOT_SUPPORTED choices */
+  T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_BACKEND, GKO_GEMM_BACKEND_WMMA));
+  plan = keep;
+  T_FAILS(GKO_STATUS_NOT_SUPPORTED, gko_gemm_plan_create(h, desc, &plan));
+  cr_expect(strstr(gko_last_error_detail(), "WMMA") != NULL);
+  T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_BACKEND, GKO_GEMM_BACKEND_AUTO));
+  T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_EPILOGUE, GKO_EPILOGUE_BIAS_GELU_ERF));
+  T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_FUSION, GKO_GEMM_FUSION_REQUIRED));
+  T_FAILS(GKO_STATUS_NOT_SUPPORTED, gko_gemm_plan_create(h, desc, &plan));
+  cr_expect(strstr(gko_last_error_detail(), "GELU-erf") != NULL);
+  T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_EPILOGUE, GKO_EPILOGUE_BIAS));
+  T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_ALIGNMENT, 2));
+  T_FAILS(GKO_STATUS_NOT_SUPPORTED, gko_gemm_plan_create(h, desc, &plan));
+  T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_ALIGNMENT, 16));
+  T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_COMPUTE, GKO_GEMM_COMPUTE_F16_ACCUMULATE));
+  T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_CD_DTYPE, GKO_DTYPE_F32));
+  T_FAILS(GKO_STATUS_NOT_SUPPORTED, gko_gemm_plan_create(h, desc, &plan));
+  T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_CD_DTYPE, GKO_DTYPE_F16));
+  T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_COMPUTE, GKO_GEMM_COMPUTE_DEFAULT));
+  cr_expect_eq(plan, keep, "plan written on failure");
+  /* a valid plan with a forced fused bias */
+  T_OK(gko_gemm_plan_create(h, desc, &plan));
+  size_t need = 0;
+  T_OK(gko_gemm_workspace_size(plan, &need));
+  void *ws = t_dalloc(need + 512);
+  /* misaligned bias with fusion forced */
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_gemm_execute(plan, 1.0f, a, b, 0.0f, NULL, d, bias + 2, ws, need, NULL));
+  cr_expect(strstr(gko_last_error_detail(), "bias") != NULL);
+  /* NULL pointers the call needs */
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_gemm_execute(plan, 1.0f, NULL, b, 0.0f, NULL, d, bias, ws, need, NULL));
+  cr_expect(strstr(gko_last_error_detail(), "a is NULL") != NULL, "%s", gko_last_error_detail());
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_gemm_execute(plan, 1.0f, a, NULL, 0.0f, NULL, d, bias, ws, need, NULL));
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_gemm_execute(plan, 1.0f, a, b, 0.5f, NULL, d, bias, ws, need, NULL));
+  cr_expect(strstr(gko_last_error_detail(), "beta") != NULL);
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_gemm_execute(plan, 1.0f, a, b, 0.0f, NULL, d, NULL, ws, need, NULL));
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_gemm_execute(plan, 1.0f, a, b, 0.0f, NULL, NULL, bias, ws, need, NULL));
+  /* element misalignment */
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_gemm_execute(plan, 1.0f, a + 1, b, 0.0f, NULL, d, bias, ws, need, NULL));
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_gemm_execute(plan, 1.0f, a, b, 0.0f, NULL, d + 1, bias, ws, need, NULL));
+  /* workspace */
+  if (need > 0) {
+    T_FAILS(GKO_STATUS_INSUFFICIENT_WORKSPACE,
+            gko_gemm_execute(plan, 1.0f, a, b, 0.0f, NULL, d, bias, ws, need - 1, NULL));
+    T_FAILS(GKO_STATUS_INSUFFICIENT_WORKSPACE,
+            gko_gemm_execute(plan, 1.0f, a, b, 0.0f, NULL, d, bias, NULL, 0, NULL));
+  }
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_gemm_execute(plan, 1.0f, a, b, 0.0f, NULL, d, bias, NULL, need + 1, NULL));
+  gko_gemm_plan_destroy(plan);
+  /* in place with different layouts */
+  T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_FUSION, GKO_GEMM_FUSION_AUTO));
+  T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_EPILOGUE, GKO_EPILOGUE_NONE));
+  T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_LDC, n + 8));
+  T_OK(gko_gemm_plan_create(h, desc, &plan));
+  T_OK(gko_gemm_workspace_size(plan, &need));
+  cudaFree(ws);
+  ws = t_dalloc(need + 512);
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_gemm_execute(plan, 1.0f, a, b, 1.0f, d, d, NULL, ws, need, NULL));
+  cr_expect(strstr(gko_last_error_detail(), "in place") != NULL, "%s", gko_last_error_detail());
+  gko_gemm_plan_destroy(plan);
+  /* one-shot with too-small ld */
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_gemm(h, GKO_OP_N, GKO_OP_N, m, n, k, 1.0f, GKO_DTYPE_F16, a, k - 1, b, -1, 0.0f,
+                   GKO_DTYPE_F16, NULL, -1, d, -1, GKO_EPILOGUE_NONE, NULL, NULL));
+  /* pageable host memory the GPU cannot read */
+  int pageable = 0;
+  T_CUDA(cudaDeviceGetAttribute(&pageable, cudaDevAttrPageableMemoryAccess, 0));
+  if (!pageable) {
+    uint16_t *ha = calloc(m * k, 2);
+    T_FAILS(GKO_STATUS_INVALID_VALUE,
+            gko_gemm(h, GKO_OP_N, GKO_OP_N, m, n, k, 1.0f, GKO_DTYPE_F16, ha, -1, b, -1, 0.0f,
+                     GKO_DTYPE_F16, NULL, -1, d, -1, GKO_EPILOGUE_NONE, NULL, NULL));
+    free(ha);
+  }
+  T_CUDA(cudaDeviceSynchronize());
+  unsigned char *back = malloc(dbytes);
+  t_d2h(back, d, dbytes);
+  for (size_t i = 0; i < dbytes; i++)
+    cr_assert_eq(back[i], T_POISON_BYTE, "output byte %zu was written", i);
+  free(back);
+  cudaFree(ws);
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(c);
+  cudaFree(d);
+  cudaFree(bias);
+  gko_gemm_desc_destroy(desc);
+  gko_destroy(h);
+}
