@@ -57,7 +57,7 @@ SHLIB  := lib/libgko.so.$(VERSION)
 SONAME := libgko.so.$(MAJOR)
 STLIB  := lib/libgko.a
 
-.PHONY: all library test check deps bench examples install clean abi-check sanitize tests
+.PHONY: all library test check deps bench examples install clean abi-check sanitize tests asan fuzz abi-gate
 all: library
 
 library: $(SHLIB) lib/$(SONAME) lib/libgko.so $(STLIB)
@@ -152,3 +152,19 @@ clean:
 # racecheck, initcheck, synccheck).  Logs in build/gpu-logs.
 sanitize: library $(TEST_BIN)
 	sh tests/gpu_check.sh $(BUILD)/gpu-logs
+
+# ---- hardening (no GPU needed) ----------------------------------------------
+# Host code and host-only suites under AddressSanitizer + UBSan + LeakSanitizer.
+asan:
+	sh tests/host_sanitize.sh
+
+# libFuzzer over every public entry point (clang); GKO_FUZZ_SECONDS bounds it.
+GKO_FUZZ_SECONDS ?= 60
+fuzz: library
+	sh tests/fuzz/build.sh
+	build/fuzz/fuzz_api -max_total_time=$(GKO_FUZZ_SECONDS) -print_final_stats=1 \
+	  -artifact_prefix=build/fuzz/ build/fuzz/corpus
+
+# The ABI against the baseline in abi/ (libabigail).
+abi-gate: library
+	sh tests/abi_gate.sh

@@ -2,11 +2,12 @@
 # Runs, on a machine with a GPU and from already-built binaries (no rebuild):
 #   1. every Criterion suite;
 #   2. the Python binding tests (torch parts run when torch sees the GPU);
-#   3. optionally (GKO_BENCH=1) gko-bench and the Python comparisons
-#      (GKO_PYBENCH lists the scripts);
+#   3. optionally (GKO_BENCH=1) gko-bench (GKO_BENCH_ARGS, e.g. "--suite
+#      spmm") and the Python comparisons (GKO_PYBENCH lists the scripts);
 #   4. the suites under compute-sanitizer (each tool in GKO_SANITIZERS,
 #      default memcheck racecheck initcheck synccheck; each run bounded by
-#      GKO_SANITIZE_TIMEOUT seconds), skipping the tests named huge_* whose
+#      GKO_SANITIZE_TIMEOUT seconds; GKO_SANITIZE_SUITES narrows the suites),
+#      skipping the tests named huge_* whose
 #      multi-GiB buffers make the tools crawl.
 # Logs go to OUTDIR (default gpu-logs).  Exit status 1 if anything failed.
 set -u
@@ -25,7 +26,7 @@ GKO_LIBRARY=$PWD/$(ls lib/libgko.so.*.*.* | head -1) python3 -m unittest discove
 tail -3 "$out/python.log"
 if [ "${GKO_BENCH:-0}" = 1 ]; then
   echo "== gko-bench"
-  build/bin/gko-bench --json "$out/gko-bench.json" 2>&1 | tee "$out/gko-bench.txt" || status=1
+  build/bin/gko-bench ${GKO_BENCH_ARGS:-} --json "$out/gko-bench.json" 2>&1 | tr '\r' '\n' | grep -v '^  ' | tee "$out/gko-bench.txt" || status=1
   for b in ${GKO_PYBENCH:-python/bench/bench_gelu.py}; do
     echo "== $b"
     PYTHONUNBUFFERED=1 GKO_LIBRARY=$PWD/$(ls lib/libgko.so.*.*.* | head -1) python3 "$b" \
@@ -33,7 +34,7 @@ if [ "${GKO_BENCH:-0}" = 1 ]; then
   done
 fi
 for tool in $tools; do
-  for t in $suites; do
+  for t in ${GKO_SANITIZE_SUITES:-$suites}; do
     log="$out/san-$tool-$(basename "$t").log"
     timeout "${GKO_SANITIZE_TIMEOUT:-900}" compute-sanitizer --tool "$tool" --target-processes all --error-exitcode 99 \
       --print-limit 20 "$t" --jobs 1 --filter '*/!(huge*)' > "$log" 2>&1

@@ -16,6 +16,12 @@ for t in "$@"; do
   failed=$(printf '%s\n' "$synth" | sed -n 's/.*Failing: \([0-9]*\).*Crashing: \([0-9]*\).*/\1 \2/p' | awk '{print $1+$2}')
   : "${passed:=0}" "${failed:=1}"
   [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ] && failed=1
+  # sanitizer reports from test processes (host ASan/UBSan/LSan builds)
+  san=$(printf '%s\n' "$out" | grep -cE '^==[0-9]+==ERROR: (Address|Leak)Sanitizer|runtime error:')
+  if [ "$san" -ne 0 ]; then
+    echo "-- $name: $san sanitizer report(s) above"
+    failed=$((failed + san))
+  fi
   echo "-- $name: $passed passed, $failed failed, $skipped skipped"
   tp=$((tp + passed)); tf=$((tf + failed)); ts=$((ts + skipped))
   [ "$failed" -ne 0 ] && status=1
