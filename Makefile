@@ -57,7 +57,7 @@ SHLIB  := lib/libgko.so.$(VERSION)
 SONAME := libgko.so.$(MAJOR)
 STLIB  := lib/libgko.a
 
-.PHONY: all library test check deps bench examples install clean abi-check sanitize tests asan fuzz abi-gate
+.PHONY: all library test check deps bench run examples install clean abi-check sanitize tests asan fuzz abi-gate
 all: library
 
 library: $(SHLIB) lib/$(SONAME) lib/libgko.so $(STLIB)
@@ -124,6 +124,11 @@ abi-check: library
 # ---- benchmark and examples -------------------------------------------------
 BENCH_LIBS := -Llib -lgko -Wl,-rpath,'$$ORIGIN/../../lib:$$ORIGIN/../lib' -L$(CUDA_LIB) -lcudart -lm -lpthread -ldl
 bench: $(BUILD)/bin/gko-bench
+
+# Builds everything and runs gko-bench's default suite on the GPU (on a
+# machine without a usable GPU gko-bench says why and exits with status 2).
+run: all bench examples
+	$(BUILD)/bin/gko-bench
 $(BUILD)/bin/gko-bench: $(wildcard bench/*.c bench/*.h) $(SHLIB) lib/libgko.so | $(BUILD)/bin
 	$(CC) -std=gnu11 -O2 -g $(WARN) -Iinclude -I$(CUDA_INC) $(filter %.c,$^) -o $@ $(BENCH_LIBS)
 
