@@ -19,7 +19,7 @@ tools=${GKO_SANITIZERS-memcheck racecheck initcheck synccheck}
 status=0
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$out/gpu.txt" 2>&1
 echo "== suites"
-sh tests/run_suites.sh $suites > "$out/tests.log" 2>&1 || status=1
+GKO_LOG_DIR="$out" sh tests/run_suites.sh $suites > "$out/tests.log" 2>&1 || status=1
 grep -E '^-- |^== total|FAIL|\[ERR\]|CRASH' "$out/tests.log" | head -40
 echo "== python binding"
 GKO_LIBRARY=$PWD/$(ls lib/libgko.so.*.*.* | head -1) python3 -m unittest discover -s python/tests -v > "$out/python.log" 2>&1 || status=1

@@ -2,14 +2,28 @@
 # Runs the Criterion suites given as arguments and prints, per suite and in
 # total, how many tests passed, failed and were SKIPPED (GPU tests on a
 # machine without a GPU).  Exit status 1 if any test failed or crashed.
-# Extra Criterion flags come from GKO_TEST_FLAGS (e.g. --filter).
+# Extra Criterion flags come from GKO_TEST_FLAGS (e.g. --filter).  Each suite
+# is stopped after GKO_SUITE_TIMEOUT seconds (default 1800) and counts as
+# failed then; with GKO_LOG_DIR set, each suite's full output is written
+# there as it runs (so a run cut short still leaves its logs).
 set -u
+logdir=${GKO_LOG_DIR:-${TMPDIR:-/tmp}}
+mkdir -p "$logdir"
 status=0
 tp=0; tf=0; ts=0
 for t in "$@"; do
   name=$(basename "$t")
-  out=$("$t" --verbose --jobs 1 ${GKO_TEST_FLAGS:-} 2>&1); rc=$?
-  printf '%s\n' "$out" | grep -v '^\[RUN \]' | grep -v '^\[----\]' | grep -v '^\[====\] Running'
+  log="$logdir/suite-$name.$$.log"
+  [ -n "${GKO_LOG_DIR:-}" ] && log="$logdir/suite-$name.log"
+  timeout -s KILL "${GKO_SUITE_TIMEOUT:-1800}" "$t" --verbose --jobs 1 ${GKO_TEST_FLAGS:-} > "$log" 2>&1
+  rc=$?
+  out=$(cat "$log")
+  [ -z "${GKO_LOG_DIR:-}" ] && rm -f "$log"
+  if [ "$rc" -eq 137 ] || [ "$rc" -eq 124 ]; then
+    printf '%s\n' "$out" | tail -3
+    echo "-- $name: stopped after ${GKO_SUITE_TIMEOUT:-1800} s (the test running last above)"
+  fi
+  printf '%s\n' "$out" | grep -v '^\[RUN \]' | grep -v '^\[====\] Running'
   skipped=$(printf '%s\n' "$out" | grep -c '^\[SKIP\]')
   synth=$(printf '%s\n' "$out" | grep 'Synthesis' | tail -1)
   passed=$(printf '%s\n' "$synth" | sed -n 's/.*Passing: \([0-9]*\).*/\1/p')
