@@ -38,8 +38,17 @@ extern double g_copy_gbs;   /* measured device-to-device copy, read + write */
 typedef void (*run_fn)(void *ctx, cudaStream_t s);
 
 /* Device time per call (µs, back-to-back launches between events, median)
- * and call latency (µs, one call + stream sync on the host clock, median). */
+ * and call latency (µs, one call + stream sync on the host clock, median).
+ * Both also set g_last_host_us: host time per call (µs, wall time of the
+ * back-to-back enqueues divided by their number, median), which report()
+ * prints; time_case_host returns it in *host_us as well. */
 void time_case(run_fn fn, void *ctx, cudaStream_t s, double *dev_us, double *lat_us);
+void time_case_host(run_fn fn, void *ctx, cudaStream_t s, double *dev_us, double *lat_us,
+                    double *host_us);
+extern double g_last_host_us;
+/* Device time per call (µs) by CUDA-graph replay: `calls` calls captured
+ * into one graph, replayed g_repeat times between events, median. */
+double time_graph(run_fn fn, void *ctx, cudaStream_t s, int calls);
 double measure_copy(cudaStream_t s);
 
 /* One row of the table (and of the JSON file).  bytes: the fewest bytes the

@@ -5,6 +5,7 @@
 
 int g_repeat = 20;
 double g_copy_gbs = 0;
+double g_last_host_us = 0;
 FILE *g_json = NULL;
 static int g_json_first = 1;
 
@@ -25,6 +26,11 @@ static double median(double *v, int n) {
 }
 
 void time_case(run_fn fn, void *ctx, cudaStream_t s, double *dev_us, double *lat_us) {
+  time_case_host(fn, ctx, s, dev_us, lat_us, NULL);
+}
+
+void time_case_host(run_fn fn, void *ctx, cudaStream_t s, double *dev_us, double *lat_us,
+                    double *host_us) {
   for (int i = 0; i < 3; i++) fn(ctx, s);
   CK(cudaStreamSynchronize(s));
   cudaEvent_t a, b;
@@ -38,10 +44,16 @@ void time_case(run_fn fn, void *ctx, cudaStream_t s, double *dev_us, double *lat
   CK(cudaEventElapsedTime(&one_ms, a, b));
   int k = (int)(2000.0 / (one_ms * 1000.0 + 1.0)) + 1; /* ~2 ms per repetition */
   if (k > 200) k = 200;
-  double *d = malloc(sizeof(double) * g_repeat), *l = malloc(sizeof(double) * g_repeat);
+  double *d = malloc(sizeof(double) * g_repeat), *l = malloc(sizeof(double) * g_repeat),
+         *hu = malloc(sizeof(double) * g_repeat);
   for (int r = 0; r < g_repeat; r++) {
     CK(cudaEventRecord(a, s));
+    /* host time per enqueue: the k calls are issued back to back while the
+     * GPU works through the queue, so this is the host cost of one call
+     * (argument checks, plan lookups, launches), not the GPU's */
+    double h0 = now_us();
     for (int i = 0; i < k; i++) fn(ctx, s);
+    hu[r] = (now_us() - h0) / k;
     CK(cudaEventRecord(b, s));
     CK(cudaEventSynchronize(b));
     float ms = 0;
@@ -56,10 +68,46 @@ void time_case(run_fn fn, void *ctx, cudaStream_t s, double *dev_us, double *lat
   }
   *dev_us = median(d, g_repeat);
   *lat_us = median(l, g_repeat);
+  g_last_host_us = median(hu, g_repeat);
+  if (host_us) *host_us = g_last_host_us;
   free(d);
   free(l);
+  free(hu);
   cudaEventDestroy(a);
   cudaEventDestroy(b);
+}
+
+double time_graph(run_fn fn, void *ctx, cudaStream_t s, int calls) {
+  for (int i = 0; i < 2; i++) fn(ctx, s);
+  CK(cudaStreamSynchronize(s));
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < calls; i++) fn(ctx, s);
+  CK(cudaStreamEndCapture(s, &g));
+  CK(cudaGraphInstantiate(&ge, g, 0));
+  CK(cudaGraphLaunch(ge, s));
+  CK(cudaStreamSynchronize(s));
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  double *d = malloc(sizeof(double) * g_repeat);
+  for (int r = 0; r < g_repeat; r++) {
+    CK(cudaEventRecord(a, s));
+    CK(cudaGraphLaunch(ge, s));
+    CK(cudaEventRecord(b, s));
+    CK(cudaEventSynchronize(b));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    d[r] = ms * 1000.0 / calls;
+  }
+  double med = median(d, g_repeat);
+  free(d);
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  cudaGraphExecDestroy(ge);
+  cudaGraphDestroy(g);
+  return med;
 }
 
 typedef struct {
@@ -88,21 +136,21 @@ void report(const char *op, const char *shape, const char *dtype, const char *fo
             double dev, double lat, double bytes, double max_err) {
   static int header_done = 0;
   if (!header_done) {
-    printf("%-8s %-22s %-5s %-5s %10s %10s %9s %8s %9s\n", "op", "shape", "dtype", "form",
-           "device_us", "latency_us", "GB/s", "of_copy", "max_err");
+    printf("%-8s %-22s %-5s %-5s %10s %10s %8s %9s %8s %9s\n", "op", "shape", "dtype", "form",
+           "device_us", "latency_us", "host_us", "GB/s", "of_copy", "max_err");
     header_done = 1;
   }
   double gbs = bytes / (dev * 1e3);
-  printf("%-8s %-22s %-5s %-5s %10.1f %10.1f %9.0f %7.1f%% %9.2g\n", op, shape, dtype, form,
-         dev, lat, gbs, 100.0 * gbs / g_copy_gbs, max_err);
+  printf("%-8s %-22s %-5s %-5s %10.1f %10.1f %8.2f %9.0f %7.1f%% %9.2g\n", op, shape, dtype,
+         form, dev, lat, g_last_host_us, gbs, 100.0 * gbs / g_copy_gbs, max_err);
   fflush(stdout);
   if (g_json) {
     fprintf(g_json,
             "%s\n  {\"op\": \"%s\", \"shape\": \"%s\", \"dtype\": \"%s\", \"form\": \"%s\", "
-            "\"device_us\": %.3f, \"latency_us\": %.3f, \"gbs\": %.1f, \"copy_gbs\": %.1f, "
-            "\"max_rel_err\": %.3g}",
-            g_json_first ? "" : ",", op, shape, dtype, form, dev, lat, gbs, g_copy_gbs,
-            max_err);
+            "\"device_us\": %.3f, \"latency_us\": %.3f, \"host_us\": %.3f, \"gbs\": %.1f, "
+            "\"copy_gbs\": %.1f, \"max_rel_err\": %.3g}",
+            g_json_first ? "" : ",", op, shape, dtype, form, dev, lat, g_last_host_us, gbs,
+            g_copy_gbs, max_err);
     g_json_first = 0;
   }
 }

@@ -4,40 +4,83 @@
  *       [--out f32] [--epilogue none|bias|relu|bias-relu|gelu|bias-gelu|
  *        gelu-tanh|bias-gelu-tanh] [--transa] [--transb] [--batch B]
  *       [--pad auto|never|always] [--fusion auto|required|never]
+ *       [--backend auto|cublaslt|wmma] [--autotune] [--rotate]
+ *   gko-bench gemm --suite all|shapes|k1027|ffn1|square|decode|autotune
  *
- * Each case: a plan, then device time (back-to-back executes between two
- * events, median) and call latency (one execute + stream sync, median), the
- * TFLOP/s and its fraction of the measured matrix rate (an 8192^3 bf16 GEMM
- * through gko, measured once per run), and the max error relative to max|ref|
- * over sampled rows against a float64 host reference.  Inputs are a 1 Mi-
- * element random block repeated (the reference reads the same block). */
+ * Each case: a plan, then
+ *   device_us   back-to-back executes between two events (median);
+ *   graph_us    the same calls captured in a CUDA graph and replayed (median;
+ *               what the Python comparison reports for torch too);
+ *   latency_us  one execute + stream sync on the host clock (median);
+ *   host_us     host time per execute: the wall time of the back-to-back
+ *               enqueues divided by their number (issue 3: <= 5 us);
+ * the TFLOP/s (from graph_us) and its fraction of the measured matrix rate
+ * (an 8192^3 bf16 GEMM through gko, measured once per run), the bytes of A,
+ * B and D moved once over graph_us and their fraction of 4.2 TB/s (the
+ * memory floor of issue 4), and the max error relative to max|ref| over
+ * sampled rows against a float64 host reference.  Inputs are a 1 Mi-element
+ * random block repeated (the reference reads the same block).  --rotate
+ * (on in the decode suite) cycles each call through copies of B totalling
+ * at least 256 MB, so the weights come from HBM and not from the 50 MB L2.
+ * A plan the backend cannot make is reported as "not supported" (a failure
+ * only when the case expects it to work). */
 #include "bench.h"
+
+enum { kBlk = 1 << 20, kMaxRot = 64 };
+static const double kHbmBytesPerUs = 4.2e6; /* 4.2 TB/s: issue 4's memory floor */
 
 typedef struct {
   gko_gemm_plan_t plan;
   void *a, *b, *d, *bias, *ws;
   size_t ws_bytes;
+  void *brot[kMaxRot]; /* copies of B (--rotate); brot[0] == b */
+  int nrot, cur;
 } gemm_ctx;
 
 static void run_gemm(void *p, cudaStream_t s) {
   gemm_ctx *c = p;
-  GK(gko_gemm_execute(c->plan, 1.0f, c->a, c->b, 0.0f, NULL, c->d, c->bias, c->ws, c->ws_bytes,
-                      s));
+  const void *b = c->b;
+  if (c->nrot > 1) {
+    b = c->brot[c->cur];
+    c->cur = (c->cur + 1) % c->nrot;
+  }
+  GK(gko_gemm_execute(c->plan, 1.0f, c->a, b, 0.0f, NULL, c->d, c->bias, c->ws, c->ws_bytes, s));
 }
 
 static const char *const kEpNames[8] = {"none", "bias", "relu", "bias-relu",
                                         "gelu", "bias-gelu", "gelu-tanh", "bias-gelu-tanh"};
+static const char *const kBackendNames[3] = {"auto", "cublaslt", "wmma"};
+static const char *const kPadNames[3] = {"auto", "never", "always"};
 
 typedef struct {
   int64_t m, n, k, batch;
   gko_dtype_t ab, cd;
-  int tf32, epilogue, ta, tb, pad, fusion;
+  int tf32, epilogue, ta, tb, pad, fusion, backend, autotune, rotate;
   const char *name; /* shape label */
 } gemm_case;
 
+typedef struct {
+  int ok;   /* the plan was made */
+  int bad;  /* error above tolerance */
+  double dev, graph, lat, host, err, tflops, gbs, bytes;
+  char backend[48];
+  char why[2048];
+} gemm_result;
+
 static double g_peak_tflops = 0; /* measured matrix rate, TFLOP/s */
 
-enum { kBlk = 1 << 20 };
+static gemm_case mk(const char *name, int64_t m, int64_t n, int64_t k, gko_dtype_t dt, int tf32) {
+  gemm_case g;
+  memset(&g, 0, sizeof g);
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.batch = 1;
+  g.ab = g.cd = dt;
+  g.tf32 = tf32;
+  g.name = name;
+  return g;
+}
 
 static double ref_act(int act, double x) {
   if (act == 1) return x > 0 ? x : 0;
@@ -58,42 +101,65 @@ static void fill_repeat(void *dst, const void *blk, size_t n, size_t es) {
   }
 }
 
-static void report_flops(const gemm_case *g, double dev, double lat, double err,
-                         const char *backend) {
-  static int header = 0;
-  if (!header) {
-    printf("%-6s %-24s %-5s %-15s %10s %10s %8s %7s %9s  %s\n", "op", "shape", "dtype",
-           "epilogue", "device_us", "latency_us", "TFLOP/s", "of_peak", "max_err", "backend");
-    header = 1;
-  }
-  double flops = 2.0 * (double)g->m * (double)g->n * (double)g->k * (double)g->batch;
-  double tf = flops / (dev * 1e6);
-  char shape[64];
-  int w = snprintf(shape, sizeof shape, "%s%s%lldx%lldx%lld", g->name ? g->name : "",
-                   g->name ? " " : "", (long long)g->m, (long long)g->n, (long long)g->k);
-  if (g->batch > 1 && w > 0 && (size_t)w < sizeof shape)
-    snprintf(shape + w, sizeof shape - (size_t)w, " b%lld", (long long)g->batch);
-  const char *dt = g->tf32 ? "tf32" : bench_dtype_name(g->ab);
-  printf("%-6s %-24s %-5s %-15s %10.1f %10.1f %8.1f %6.1f%% %9.2g  %s\n", "gemm", shape, dt,
-         kEpNames[g->epilogue], dev, lat, tf, g_peak_tflops > 0 ? 100.0 * tf / g_peak_tflops : 0.0,
-         err, backend);
-  fflush(stdout);
-  if (g_json) {
-    long pos = ftell(g_json);
-    fprintf(g_json,
-            "%s\n  {\"op\": \"gemm\", \"shape\": \"%s\", \"dtype\": \"%s\", \"form\": \"%s\", "
-            "\"m\": %lld, \"n\": %lld, \"k\": %lld, \"batch\": %lld, \"device_us\": %.3f, "
-            "\"latency_us\": %.3f, \"tflops\": %.2f, \"peak_tflops\": %.1f, "
-            "\"max_rel_err\": %.3g, \"backend\": \"%s\"}",
-            pos > 1 ? "," : "", shape, dt, kEpNames[g->epilogue], (long long)g->m,
-            (long long)g->n, (long long)g->k, (long long)g->batch, dev, lat, tf, g_peak_tflops,
-            err, backend);
-  }
+static const char *dt_name(const gemm_case *g) {
+  return g->tf32 ? "tf32" : bench_dtype_name(g->ab);
 }
 
-/* Runs one case; returns 1 if the error is above tolerance or a call failed. */
-static int bench_one(gko_handle_t h, cudaStream_t s, const gemm_case *g, int quiet,
-                     double *tflops_out) {
+static void shape_name(const gemm_case *g, char *buf, size_t n) {
+  int w = snprintf(buf, n, "%s%s%lldx%lldx%lld", g->name ? g->name : "", g->name ? " " : "",
+                   (long long)g->m, (long long)g->n, (long long)g->k);
+  if (g->batch > 1 && w > 0 && (size_t)w < n)
+    snprintf(buf + w, n - (size_t)w, " b%lld", (long long)g->batch);
+}
+
+static void json_row(const gemm_case *g, const gemm_result *r) {
+  if (!g_json) return;
+  char shape[80];
+  shape_name(g, shape, sizeof shape);
+  long pos = ftell(g_json);
+  fprintf(g_json,
+          "%s\n  {\"op\": \"gemm\", \"shape\": \"%s\", \"dtype\": \"%s\", \"form\": \"%s\", "
+          "\"m\": %lld, \"n\": %lld, \"k\": %lld, \"batch\": %lld, \"transb\": %d, "
+          "\"requested_backend\": \"%s\", \"pad\": \"%s\", \"autotune\": %d, \"ok\": %d, "
+          "\"device_us\": %.3f, \"graph_us\": %.3f, \"latency_us\": %.3f, \"host_us\": %.3f, "
+          "\"tflops\": %.2f, \"peak_tflops\": %.1f, \"gbs\": %.1f, \"of_hbm\": %.4f, "
+          "\"max_rel_err\": %.3g, \"backend\": \"%s\"}",
+          pos > 1 ? "," : "", shape, dt_name(g), kEpNames[g->epilogue], (long long)g->m,
+          (long long)g->n, (long long)g->k, (long long)g->batch, g->tb,
+          kBackendNames[g->backend], kPadNames[g->pad], g->autotune, r->ok, r->dev, r->graph,
+          r->lat, r->host, r->tflops, g_peak_tflops, r->gbs, r->gbs / (kHbmBytesPerUs * 1e-3),
+          r->err, r->backend);
+}
+
+static void print_row(const gemm_case *g, const gemm_result *r) {
+  static int header = 0;
+  if (!header) {
+    printf("%-6s %-30s %-5s %-14s %-8s %9s %9s %9s %7s %8s %7s %7s %6s %8s  %s\n", "op",
+           "shape", "dtype", "epilogue", "request", "device_us", "graph_us", "latency", "host_us",
+           "TFLOP/s", "of_peak", "GB/s", "of_bw", "max_err", "backend");
+    header = 1;
+  }
+  char shape[80], req[24];
+  shape_name(g, shape, sizeof shape);
+  snprintf(req, sizeof req, "%s%s%s%s", kBackendNames[g->backend], g->pad ? "/pad-" : "",
+           g->pad ? kPadNames[g->pad] : "", g->autotune ? "/tune" : "");
+  if (!r->ok) {
+    printf("%-6s %-30s %-5s %-14s %-8s not supported: %s\n", "gemm", shape, dt_name(g),
+           kEpNames[g->epilogue], req, r->why);
+  } else {
+    printf("%-6s %-30s %-5s %-14s %-8s %9.1f %9.1f %9.1f %7.2f %8.1f %6.1f%% %7.0f %5.1f%% %8.2g  %s\n",
+           "gemm", shape, dt_name(g), kEpNames[g->epilogue], req, r->dev, r->graph, r->lat,
+           r->host, r->tflops, g_peak_tflops > 0 ? 100.0 * r->tflops / g_peak_tflops : 0.0,
+           r->gbs, 100.0 * r->gbs / (kHbmBytesPerUs * 1e-3), r->err, r->backend);
+  }
+  fflush(stdout);
+  json_row(g, r);
+}
+
+/* Runs one case into *r; returns 1 if a call failed or the error is above
+ * tolerance (a plan that cannot be made sets r->ok = 0 and returns 0). */
+static int bench_one(gko_handle_t h, cudaStream_t s, const gemm_case *g, gemm_result *r) {
+  memset(r, 0, sizeof *r);
   const size_t esab = gko_dtype_size(g->ab), escd = gko_dtype_size(g->cd);
   const int64_t ar = g->ta ? g->k : g->m, ac = g->ta ? g->m : g->k;
   const int64_t br = g->tb ? g->n : g->k, bc = g->tb ? g->k : g->n;
@@ -107,19 +173,25 @@ static int bench_one(gko_handle_t h, cudaStream_t s, const gemm_case *g, int qui
   GK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_EPILOGUE, g->epilogue));
   GK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_PAD, g->pad));
   GK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_FUSION, g->fusion));
+  GK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_BACKEND, g->backend));
+  GK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_AUTOTUNE, g->autotune));
   if (g->tf32) GK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_COMPUTE, GKO_GEMM_COMPUTE_TF32));
   gemm_ctx c;
   memset(&c, 0, sizeof c);
-  GK(gko_gemm_plan_create(h, desc, &c.plan));
+  gko_status_t ps = gko_gemm_plan_create(h, desc, &c.plan);
+  gko_gemm_desc_destroy(desc);
+  if (ps != GKO_STATUS_SUCCESS) {
+    snprintf(r->why, sizeof r->why, "%s: %s", gko_status_name(ps), gko_last_error_detail());
+    return 0;
+  }
+  r->ok = 1;
   GK(gko_gemm_workspace_size(c.plan, &c.ws_bytes));
-  char why[1024];
-  GK(gko_gemm_plan_describe(c.plan, why, sizeof why, NULL));
-  if (!quiet) printf("# plan: %s\n", why);
-  char backend[64];
-  size_t name_len = strcspn(why, ":");
-  snprintf(backend, sizeof backend, "%.*s%s%s", (int)(name_len < 24 ? name_len : 24), why,
-           strstr(why, "padded operands") ? "+pad" : "",
-           strstr(why, "gko's pass") ? "+gko-epilogue" : "");
+  GK(gko_gemm_plan_describe(c.plan, r->why, sizeof r->why, NULL));
+  size_t name_len = strcspn(r->why, ":");
+  snprintf(r->backend, sizeof r->backend, "%.*s%s%s%s", (int)(name_len < 16 ? name_len : 16),
+           r->why, strstr(r->why, "padded operands") ? "+pad" : "",
+           strstr(r->why, "gko's pass") ? "+gko-epilogue" : "",
+           strstr(r->why, "split-K") ? "+splitK" : "");
   CK(cudaMalloc(&c.a, na * esab));
   CK(cudaMalloc(&c.b, nb * esab));
   CK(cudaMalloc(&c.d, nd * escd));
@@ -134,17 +206,29 @@ static int bench_one(gko_handle_t h, cudaStream_t s, const gemm_case *g, int qui
   fill_repeat(c.a, ha, na, esab);
   fill_repeat(c.b, hb, nb, esab);
   fill_repeat(c.bias, hbias, (size_t)g->n * g->batch, escd);
+  c.brot[0] = c.b;
+  c.nrot = 1;
+  if (g->rotate) {
+    const double want = 256e6, one = (double)nb * (double)esab;
+    int nr = (int)(want / one) + 1;
+    if (nr > kMaxRot) nr = kMaxRot;
+    for (int i = 1; i < nr; i++) {
+      CK(cudaMalloc(&c.brot[i], nb * esab));
+      CK(cudaMemcpy(c.brot[i], c.b, nb * esab, cudaMemcpyDeviceToDevice));
+    }
+    c.nrot = nr;
+  }
   CK(cudaMemset(c.d, 0xff, nd * escd));
-  double dev, lat;
-  time_case(run_gemm, &c, s, &dev, &lat);
+  time_case_host(run_gemm, &c, s, &r->dev, &r->lat, &r->host);
+  r->graph = time_graph(run_gemm, &c, s, c.nrot > 20 ? c.nrot : 20);
 
   /* reference on sampled rows of the first batch */
-  const int rows = g->k * g->n > (int64_t)1 << 24 ? 4 : 16;
+  const int rows = g->m <= 16 ? (int)g->m : (g->k * g->n > (int64_t)1 << 24 ? 4 : 16);
   void *hd = malloc((size_t)g->n * escd);
   double max_err = 0, max_ref = 0;
   const int act = g->epilogue >> 1, has_bias = g->epilogue & 1;
-  for (int r = 0; r < rows; r++) {
-    int64_t i = (int64_t)((double)r / rows * (double)g->m);
+  for (int rr = 0; rr < rows; rr++) {
+    int64_t i = g->m <= 16 ? rr : (int64_t)((double)rr / rows * (double)g->m);
     CK(cudaMemcpy(hd, (char *)c.d + (size_t)i * g->n * escd, (size_t)g->n * escd,
                   cudaMemcpyDeviceToHost));
     for (int64_t j = 0; j < g->n; j++) {
@@ -162,38 +246,53 @@ static int bench_one(gko_handle_t h, cudaStream_t s, const gemm_case *g, int qui
       if (fabs(ref) > max_ref) max_ref = fabs(ref);
     }
   }
-  double rel = max_err / (max_ref > 0 ? max_ref : 1);
-  report_flops(g, dev, lat, rel, backend);
-  if (tflops_out) *tflops_out = 2.0 * g->m * g->n * (double)g->k * g->batch / (dev * 1e6);
+  r->err = max_err / (max_ref > 0 ? max_ref : 1);
+  const double flops = 2.0 * (double)g->m * (double)g->n * (double)g->k * (double)g->batch;
+  r->bytes = (double)(na + nb) * (double)esab + (double)nd * (double)escd;
+  r->tflops = flops / (r->graph * 1e6);
+  r->gbs = r->bytes / (r->graph * 1e3);
   double tol = g->ab == GKO_DTYPE_F32 ? (g->tf32 ? 5e-3 : 1e-5) : (g->cd == GKO_DTYPE_BF16 ? 1.6e-2 : 4e-3);
   free(ha);
   free(hb);
   free(hbias);
   free(hd);
   cudaFree(c.a);
+  for (int i = 1; i < c.nrot; i++) cudaFree(c.brot[i]);
   cudaFree(c.b);
   cudaFree(c.d);
   cudaFree(c.bias);
   if (c.ws) cudaFree(c.ws);
   gko_gemm_plan_destroy(c.plan);
-  gko_gemm_desc_destroy(desc);
-  if (!(rel <= tol)) {
-    fprintf(stderr, "gko-bench: gemm %s %lldx%lldx%lld error %.3g above tolerance %.3g\n",
-            bench_dtype_name(g->ab), (long long)g->m, (long long)g->n, (long long)g->k, rel, tol);
+  if (!(r->err <= tol)) {
+    r->bad = 1;
+    fprintf(stderr, "gko-bench: gemm %s %lldx%lldx%lld (%s) error %.3g above tolerance %.3g\n",
+            dt_name(g), (long long)g->m, (long long)g->n, (long long)g->k,
+            kBackendNames[g->backend], r->err, tol);
     return 1;
   }
   return 0;
 }
 
+/* Runs and prints one case; `must` makes an unsupported plan a failure. */
+static int run_row(gko_handle_t h, cudaStream_t s, const gemm_case *g, int must, int verbose,
+                   gemm_result *out) {
+  gemm_result r;
+  int bad = bench_one(h, s, g, &r);
+  print_row(g, &r);
+  if (verbose && r.ok) printf("#   plan: %s\n", r.why);
+  if (out) *out = r;
+  return bad + (must && !r.ok);
+}
+
 /* The matrix-rate ceiling: an 8192^3 bf16 GEMM through gko, once per run. */
 static void measure_peak(gko_handle_t h, cudaStream_t s) {
   if (g_peak_tflops > 0) return;
-  gemm_case g = {8192, 8192, 8192, 1, GKO_DTYPE_BF16, GKO_DTYPE_BF16, 0, 0, 0, 0, 0, 0,
-                 "ceiling"};
-  double tf = 0;
-  bench_one(h, s, &g, 1, &tf);
-  g_peak_tflops = tf;
-  printf("# matrix-rate ceiling (8192^3 bf16 through gko): %.0f TFLOP/s\n", g_peak_tflops);
+  gemm_case g = mk("ceiling", 8192, 8192, 8192, GKO_DTYPE_BF16, 0);
+  gemm_result r;
+  bench_one(h, s, &g, &r);
+  g_peak_tflops = r.tflops;
+  printf("# matrix-rate ceiling (8192^3 bf16 through gko, graph replay): %.0f TFLOP/s\n",
+         g_peak_tflops);
 }
 
 static int parse_ep(const char *s) {
@@ -202,17 +301,219 @@ static int parse_ep(const char *s) {
   return -1;
 }
 
+static int parse_of(const char *s, const char *const *names, int n) {
+  for (int i = 0; i < n; i++)
+    if (!strcmp(s, names[i])) return i;
+  return -1;
+}
+
+/* ---- suites ---------------------------------------------------------------------- */
+
+static const struct {
+  gko_dtype_t dt;
+  int tf32;
+} kTypes[] = {{GKO_DTYPE_F16, 0}, {GKO_DTYPE_BF16, 0}, {GKO_DTYPE_F32, 1}};
+
+/* Issue 3's shapes through AUTO. */
+static int suite_shapes(gko_handle_t h, cudaStream_t s) {
+  const struct {
+    const char *name;
+    int64_t m, n, k;
+    int big;
+  } shapes[] = {{"bert_qkv", 4096, 2304, 768, 0}, {"bert_proj", 4096, 768, 768, 0},
+                {"bert_ffn1", 4096, 3072, 768, 0}, {"bert_ffn2", 4096, 768, 3072, 0},
+                {"square4k", 4096, 4096, 4096, 0}, {"square8k", 8192, 8192, 8192, 1},
+                {"k1027", 4096, 4096, 1027, 0},    {"odd1000", 1000, 1000, 1000, 0}};
+  int fails = 0;
+  printf("# shapes (AUTO)\n");
+  for (int t = 0; t < 3; t++)
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+      if (shapes[i].big && kTypes[t].tf32) continue; /* 8192^3 for f16/bf16 only */
+      fprintf(stderr, "\r  gemm %s %s          ", kTypes[t].tf32 ? "tf32" : bench_dtype_name(kTypes[t].dt),
+              shapes[i].name);
+      gemm_case g = mk(shapes[i].name, shapes[i].m, shapes[i].n, shapes[i].k, kTypes[t].dt,
+                       kTypes[t].tf32);
+      fails += run_row(h, s, &g, 1, 0, NULL);
+    }
+  return fails;
+}
+
+/* 4096 x 4096 x 1027: padding never / always (both copies, k rounded up) /
+ * auto (sm_80+: only the operand with the odd leading dimension, k kept). */
+static int suite_k1027(gko_handle_t h, cudaStream_t s) {
+  int fails = 0;
+  printf("# k1027: padding variants (auto: misaligned operand only, k kept, on sm_80+; "
+         "always: A and B with k rounded up; never: cuBLASLt on the odd shape)\n");
+  for (int t = 0; t < 3; t++)
+    for (int pad = 0; pad < 3; pad++) {
+      gemm_case g = mk("k1027", 4096, 4096, 1027, kTypes[t].dt, kTypes[t].tf32);
+      g.pad = pad;
+      fails += run_row(h, s, &g, 1, pad == 0, NULL);
+    }
+  return fails;
+}
+
+/* The linear layer x W^T (+ bias, + GELU) at BERT FFN1, as F.linear holds
+ * it: AUTO, then WMMA forced for the fused GELU-erf (issue 4: <= 1.25x the
+ * plain cuBLAS GEMM, and faster than the two-pass path). */
+static int suite_ffn1(gko_handle_t h, cudaStream_t s) {
+  const int eps[4] = {GKO_EPILOGUE_NONE, GKO_EPILOGUE_BIAS, GKO_EPILOGUE_BIAS_GELU_TANH,
+                      GKO_EPILOGUE_BIAS_GELU_ERF};
+  int fails = 0;
+  printf("# linear_ffn1 4096x3072x768 (x W^T): AUTO per epilogue, then WMMA forced\n");
+  for (int t = 0; t < 2; t++) {
+    double base = 0;
+    for (int e = 0; e < 4; e++) {
+      gemm_case g = mk("linear_ffn1", 4096, 3072, 768, kTypes[t].dt, 0);
+      g.epilogue = eps[e];
+      g.tb = 1;
+      gemm_result r;
+      fails += run_row(h, s, &g, 1, e == 3, &r);
+      if (e == 0) base = r.graph;
+      else if (r.ok) printf("#   %.2fx the plain cuBLASLt GEMM\n", r.graph / base);
+    }
+    const int weps[2] = {GKO_EPILOGUE_NONE, GKO_EPILOGUE_BIAS_GELU_ERF};
+    for (int e = 0; e < 2; e++) {
+      gemm_case g = mk("linear_ffn1", 4096, 3072, 768, kTypes[t].dt, 0);
+      g.epilogue = weps[e];
+      g.tb = 1;
+      g.backend = GKO_GEMM_BACKEND_WMMA;
+      gemm_result r;
+      fails += run_row(h, s, &g, 1, 0, &r);
+      if (r.ok && base > 0) printf("#   %.2fx the plain cuBLASLt GEMM\n", r.graph / base);
+    }
+  }
+  return fails;
+}
+
+/* 4096^3 with the WMMA backend forced against cuBLASLt (issue 4: >= 35 %). */
+static int suite_square(gko_handle_t h, cudaStream_t s) {
+  int fails = 0;
+  printf("# square4k: WMMA forced vs cuBLASLt\n");
+  for (int t = 0; t < 2; t++) {
+    gemm_result rl, rw;
+    gemm_case g = mk("square4k", 4096, 4096, 4096, kTypes[t].dt, 0);
+    g.backend = GKO_GEMM_BACKEND_CUBLASLT;
+    fails += run_row(h, s, &g, 1, 0, &rl);
+    g.backend = GKO_GEMM_BACKEND_WMMA;
+    fails += run_row(h, s, &g, 1, 1, &rw);
+    if (rl.ok && rw.ok)
+      printf("#   WMMA %.0f TFLOP/s = %.1f %% of cuBLASLt's %.0f\n", rw.tflops,
+             100.0 * rw.tflops / rl.tflops, rl.tflops);
+    /* the transposed-weight form (x W^T) and an odd shape the kernel's
+     * predicated edges handle */
+    g.tb = 1;
+    fails += run_row(h, s, &g, 1, 0, NULL);
+    gemm_case o = mk("odd1000", 1000, 1000, 1000, kTypes[t].dt, 0);
+    o.backend = GKO_GEMM_BACKEND_WMMA;
+    fails += run_row(h, s, &o, 1, 0, NULL);
+    o.backend = GKO_GEMM_BACKEND_CUBLASLT;
+    fails += run_row(h, s, &o, 1, 0, NULL);
+  }
+  return fails;
+}
+
+/* Decode shapes (issue 4): m <= 16 rows against n x k weights, both weight
+ * layouts (W [n, k] as nn.Linear holds it: transb; B [k, n]), cuBLASLt and
+ * WMMA side by side, weights rotated beyond L2.  Target: >= 93 % of the
+ * memory floor (bytes of A, B and D once / 4.2 TB/s) in graph time. */
+static int suite_decode(gko_handle_t h, cudaStream_t s) {
+  const int64_t shapes[4][3] = {{1, 4096, 4096}, {16, 4096, 4096}, {1, 11008, 4096},
+                                {16, 11008, 4096}};
+  int fails = 0;
+  printf("# decode: m x n x k, weights rotated beyond L2; of_bw = bytes / graph time / 4.2 TB/s\n");
+  typedef struct {
+    char line[320];
+  } summary;
+  summary sum[2 * 2 * 4];
+  int ns = 0;
+  for (int t = 0; t < 2; t++)
+    for (int tb = 1; tb >= 0; tb--)
+      for (int i = 0; i < 4; i++) {
+        /* cuBLASLt, WMMA (the plan's own choice), WMMA autotuned (its
+         * bnw x splits variants timed: shows whether the rule picks well) */
+        gemm_result r[3];
+        for (int be = 0; be < 3; be++) {
+          gemm_case g = mk(tb ? "decode x.W^T" : "decode x.B", shapes[i][0], shapes[i][1],
+                           shapes[i][2], kTypes[t].dt, 0);
+          g.tb = tb;
+          g.rotate = 1;
+          g.backend = be ? GKO_GEMM_BACKEND_WMMA : GKO_GEMM_BACKEND_CUBLASLT;
+          g.autotune = be == 2;
+          fails += run_row(h, s, &g, 1, be >= 1, &r[be]);
+        }
+        double floor_us = r[0].bytes / kHbmBytesPerUs;
+        snprintf(sum[ns++].line, sizeof sum[0].line,
+                 "%-5s %-6s %2lldx%5lldx%4lld  floor %6.2f us | cuBLASLt %7.2f us %5.1f%% "
+                 "lat %6.1f host %5.2f | WMMA %7.2f us %5.1f%% lat %6.1f host %5.2f | %5.2fx "
+                 "| WMMA tuned %7.2f us %5.1f%%",
+                 bench_dtype_name(kTypes[t].dt), tb ? "W[n,k]" : "B[k,n]",
+                 (long long)shapes[i][0], (long long)shapes[i][1], (long long)shapes[i][2],
+                 floor_us, r[0].graph, r[0].ok ? 100.0 * floor_us / r[0].graph : 0.0, r[0].lat,
+                 r[0].host, r[1].ok ? r[1].graph : 0.0,
+                 r[1].ok ? 100.0 * floor_us / r[1].graph : 0.0, r[1].lat, r[1].host,
+                 r[1].ok ? r[0].graph / r[1].graph : 0.0, r[2].ok ? r[2].graph : 0.0,
+                 r[2].ok ? 100.0 * floor_us / r[2].graph : 0.0);
+      }
+  printf("# decode summary (graph time; %% = memory floor / time; ratio = cuBLASLt / WMMA)\n");
+  for (int i = 0; i < ns; i++) printf("#   %s\n", sum[i].line);
+  return fails;
+}
+
+/* AUTOTUNE on a few cases: the plan's description lists what was timed. */
+static int suite_autotune(gko_handle_t h, cudaStream_t s) {
+  int fails = 0;
+  printf("# autotune (plan times the candidates once)\n");
+  gemm_case cases[4];
+  cases[0] = mk("k1027", 4096, 4096, 1027, GKO_DTYPE_F32, 1);
+  cases[1] = mk("linear_ffn1", 4096, 3072, 768, GKO_DTYPE_F16, 0);
+  cases[1].tb = 1;
+  cases[1].epilogue = GKO_EPILOGUE_BIAS_GELU_TANH;
+  cases[2] = mk("linear_ffn1", 4096, 3072, 768, GKO_DTYPE_F16, 0);
+  cases[2].tb = 1;
+  cases[2].epilogue = GKO_EPILOGUE_BIAS_GELU_ERF;
+  cases[3] = mk("decode x.W^T", 1, 4096, 4096, GKO_DTYPE_F16, 0);
+  cases[3].tb = 1;
+  cases[3].rotate = 1;
+  for (int i = 0; i < 4; i++) {
+    cases[i].autotune = 1;
+    fails += run_row(h, s, &cases[i], 1, 1, NULL);
+  }
+  return fails;
+}
+
+static int run_suite(gko_handle_t h, cudaStream_t s, const char *which) {
+  const int all = !strcmp(which, "all");
+  int fails = 0, any = 0;
+  measure_peak(h, s);
+  if (all || !strcmp(which, "shapes")) fails += suite_shapes(h, s), any = 1;
+  if (all || !strcmp(which, "k1027")) fails += suite_k1027(h, s), any = 1;
+  if (all || !strcmp(which, "ffn1")) fails += suite_ffn1(h, s), any = 1;
+  if (all || !strcmp(which, "square")) fails += suite_square(h, s), any = 1;
+  if (all || !strcmp(which, "decode")) fails += suite_decode(h, s), any = 1;
+  if (all || !strcmp(which, "autotune")) fails += suite_autotune(h, s), any = 1;
+  fprintf(stderr, "\r%40s\r", "");
+  if (!any) {
+    fprintf(stderr, "gko-bench gemm: unknown suite %s\n", which);
+    return 1;
+  }
+  return fails;
+}
+
 int bench_gemm_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv) {
-  gemm_case g = {4096, 4096, 4096, 1, GKO_DTYPE_F16, GKO_DTYPE_F16, 0, 0, 0, 0, 0, 0, NULL};
+  gemm_case g = mk(NULL, 4096, 4096, 4096, GKO_DTYPE_F16, 0);
   int out32 = 0;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
-    if (!strcmp(a, "--m")) g.m = strtoll(argv[++i], NULL, 0);
-    else if (!strcmp(a, "--n")) g.n = strtoll(argv[++i], NULL, 0);
-    else if (!strcmp(a, "--k")) g.k = strtoll(argv[++i], NULL, 0);
-    else if (!strcmp(a, "--batch")) g.batch = strtoll(argv[++i], NULL, 0);
+    if (!strcmp(a, "--suite") && i + 1 < argc) return run_suite(h, s, argv[i + 1]);
+    else if (!strcmp(a, "--m") && i + 1 < argc) g.m = strtoll(argv[++i], NULL, 0);
+    else if (!strcmp(a, "--n") && i + 1 < argc) g.n = strtoll(argv[++i], NULL, 0);
+    else if (!strcmp(a, "--k") && i + 1 < argc) g.k = strtoll(argv[++i], NULL, 0);
+    else if (!strcmp(a, "--batch") && i + 1 < argc) g.batch = strtoll(argv[++i], NULL, 0);
     else if (!strcmp(a, "--transa")) g.ta = 1;
     else if (!strcmp(a, "--transb")) g.tb = 1;
+    else if (!strcmp(a, "--autotune")) g.autotune = 1;
+    else if (!strcmp(a, "--rotate")) g.rotate = 1;
     else if (!strcmp(a, "--out") && !strcmp(v, "f32")) {
       out32 = 1;
       i++;
@@ -225,8 +526,11 @@ int bench_gemm_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv) {
     } else if (!strcmp(a, "--epilogue") && parse_ep(v) >= 0) {
       g.epilogue = parse_ep(v);
       i++;
-    } else if (!strcmp(a, "--pad") && (!strcmp(v, "auto") || !strcmp(v, "never") || !strcmp(v, "always"))) {
-      g.pad = !strcmp(v, "auto") ? GKO_GEMM_PAD_AUTO : !strcmp(v, "never") ? GKO_GEMM_PAD_NEVER : GKO_GEMM_PAD_ALWAYS;
+    } else if (!strcmp(a, "--pad") && parse_of(v, kPadNames, 3) >= 0) {
+      g.pad = parse_of(v, kPadNames, 3);
+      i++;
+    } else if (!strcmp(a, "--backend") && parse_of(v, kBackendNames, 3) >= 0) {
+      g.backend = parse_of(v, kBackendNames, 3);
       i++;
     } else if (!strcmp(a, "--fusion") && (!strcmp(v, "auto") || !strcmp(v, "required") || !strcmp(v, "never"))) {
       g.fusion = !strcmp(v, "auto") ? GKO_GEMM_FUSION_AUTO : !strcmp(v, "required") ? GKO_GEMM_FUSION_REQUIRED : GKO_GEMM_FUSION_NEVER;
@@ -238,42 +542,7 @@ int bench_gemm_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv) {
   }
   g.cd = out32 ? GKO_DTYPE_F32 : g.ab;
   measure_peak(h, s);
-  return bench_one(h, s, &g, 0, NULL);
+  return run_row(h, s, &g, 1, 1, NULL);
 }
 
-int bench_gemm_suite(gko_handle_t h, cudaStream_t s) {
-  measure_peak(h, s);
-  const struct {
-    const char *name;
-    int64_t m, n, k;
-    int big;
-  } shapes[] = {{"bert_qkv", 4096, 2304, 768, 0}, {"bert_proj", 4096, 768, 768, 0},
-                {"bert_ffn1", 4096, 3072, 768, 0}, {"bert_ffn2", 4096, 768, 3072, 0},
-                {"square4k", 4096, 4096, 4096, 0}, {"square8k", 8192, 8192, 8192, 1},
-                {"k1027", 4096, 4096, 1027, 0},    {"odd1000", 1000, 1000, 1000, 0}};
-  const struct {
-    gko_dtype_t dt;
-    int tf32;
-  } types[] = {{GKO_DTYPE_F16, 0}, {GKO_DTYPE_BF16, 0}, {GKO_DTYPE_F32, 1}};
-  int fails = 0;
-  for (int t = 0; t < 3; t++)
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-      if (shapes[i].big && types[t].tf32) continue; /* 8192^3 for f16/bf16 only */
-      fprintf(stderr, "\r  gemm %s %s          ", types[t].tf32 ? "tf32" : bench_dtype_name(types[t].dt),
-              shapes[i].name);
-      gemm_case g = {shapes[i].m, shapes[i].n, shapes[i].k, 1, types[t].dt, types[t].dt,
-                     types[t].tf32, 0, 0, 0, 0, 0, shapes[i].name};
-      fails += bench_one(h, s, &g, 1, NULL);
-    }
-  /* the linear layer x W^T (+ bias, + GELU) at BERT FFN1, as F.linear holds it */
-  const int eps[4] = {GKO_EPILOGUE_NONE, GKO_EPILOGUE_BIAS, GKO_EPILOGUE_BIAS_GELU_TANH,
-                      GKO_EPILOGUE_BIAS_GELU_ERF};
-  for (int t = 0; t < 2; t++)
-    for (int e = 0; e < 4; e++) {
-      gemm_case g = {4096, 3072, 768, 1, types[t].dt, types[t].dt, 0, eps[e], 0, 1, 0, 0,
-                     "linear_ffn1"};
-      fails += bench_one(h, s, &g, 1, NULL);
-    }
-  fprintf(stderr, "\r%40s\r", "");
-  return fails;
-}
+int bench_gemm_suite(gko_handle_t h, cudaStream_t s) { return run_suite(h, s, "all"); }

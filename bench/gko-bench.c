@@ -29,20 +29,24 @@ enum { kNumModules = sizeof kModules / sizeof kModules[0] };
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: gko-bench [--info] [--repeat R] [--json FILE] [SUBCOMMAND [FLAGS]]\n"
+          "usage: gko-bench [--info] [--repeat R] [--json FILE] [--suite a,b] [SUBCOMMAND [FLAGS]]\n"
+          "  (no subcommand: the default suite of every module, or of those --suite names)\n"
           "  gelu [--n N] [--dtype f32|f16|bf16] [--approx erf|tanh] [--backward]\n"
           "  gemm --m M --n N --k K [--dtype f16|bf16|f32|tf32] [--out f32] [--epilogue "
           "none|bias|relu|bias-relu|gelu|bias-gelu|gelu-tanh|bias-gelu-tanh] [--transa] "
-          "[--transb] [--batch B] [--pad auto|never|always] [--fusion auto|required|never]\n");
+          "[--transb] [--batch B] [--pad auto|never|always] [--fusion auto|required|never] "
+          "[--backend auto|cublaslt|wmma] [--autotune] [--rotate]\n"
+          "  gemm --suite all|shapes|k1027|ffn1|square|decode|autotune\n");
 }
 
 int main(int argc, char **argv) {
-  const char *json = NULL;
+  const char *json = NULL, *only = NULL;
   int info = 0, i = 1;
   for (; i < argc && argv[i][0] == '-'; i++) {
     if (!strcmp(argv[i], "--info")) info = 1;
     else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) g_repeat = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
+    else if (!strcmp(argv[i], "--suite") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       usage();
       return 0;
@@ -95,6 +99,7 @@ int main(int argc, char **argv) {
     fails = mod->cmd(h, s, argc - i, argv + i);
   } else {
     for (int m = 0; m < kNumModules; m++) {
+      if (only && !strstr(only, kModules[m].name)) continue;
       fprintf(stderr, "[%d/%d] %s\n", m + 1, (int)kNumModules, kModules[m].name);
       fails += kModules[m].suite(h, s);
     }

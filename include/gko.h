@@ -287,9 +287,11 @@ GKO_API gko_status_t gko_gelu_backward(gko_handle_t handle,
  * Types: A and B share ab_dtype (F32, F16 or BF16); C, D and the bias share
  * cd_dtype, which is ab_dtype or F32.  Products accumulate in f32 (see
  * gko_gemm_compute_t for the opt-in TF32 and f16-accumulate modes).
- * Algorithms: cuBLASLt (NVIDIA, cublasLtMatmul with its heuristic); the
- * elementwise epilogue passes and the padding copies are gko's own kernels;
- * GELU as in gko_gelu_forward.  docs/gemm.md explains the dispatch rules. */
+ * Algorithms: cuBLASLt (NVIDIA, cublasLtMatmul with its heuristic) or gko's
+ * own WMMA Tensor-Core kernel (f16/bf16 inputs; a split-K variant for
+ * min(m, n) <= 16); the elementwise epilogue passes and the padding copies
+ * are gko's own kernels; GELU as in gko_gelu_forward.  docs/gemm.md
+ * explains the dispatch rules. */
 
 typedef enum gko_op_e {
   GKO_OP_N = 0, /* op(X) = X */
@@ -327,10 +329,18 @@ typedef enum gko_epilogue_e {
 
 /* Which implementation runs the product. */
 typedef enum gko_gemm_backend_e {
-  GKO_GEMM_BACKEND_AUTO = 0,     /* the plan chooses (today: CUBLASLT) */
+  /* the plan chooses: cuBLASLt, and WMMA where cuBLASLt has no algorithm
+   * (docs/gemm.md lists the rules); with GKO_GEMM_ATTR_AUTOTUNE the faster
+   * of both, timed */
+  GKO_GEMM_BACKEND_AUTO = 0,
   GKO_GEMM_BACKEND_CUBLASLT = 1, /* cuBLASLt Tensor-Core (or SIMT) kernels */
-  GKO_GEMM_BACKEND_WMMA = 2      /* gko's own WMMA kernel: not available in
-                                  * this version (NOT_SUPPORTED) */
+  /* gko's own WMMA Tensor-Core kernel: f16 or bf16 inputs (bf16 on sm_80
+   * and newer), f32 accumulation (also under F16_ACCUMULATE), any shape,
+   * leading dimension and alignment, every epilogue fused (GELU-erf
+   * included; GELU as gko_gelu_forward), strided batches; m or n <= 16 runs
+   * a split-K kernel whose results are identical from run to run.  f32
+   * inputs: NOT_SUPPORTED.  GKO_GEMM_ATTR_PAD does not apply. */
+  GKO_GEMM_BACKEND_WMMA = 2
 } gko_gemm_backend_t;
 
 /* Arithmetic of the product. */
@@ -363,16 +373,19 @@ typedef enum gko_gemm_fusion_e {
   GKO_GEMM_FUSION_NEVER = 2
 } gko_gemm_fusion_t;
 
-/* Copying A and B into aligned, zero-padded operands (in the workspace)
- * before the product, for shapes cuBLASLt runs slowly: k or a leading
+/* Copying A and/or B into aligned, zero-padded operands (in the workspace)
+ * before a cuBLASLt product, for shapes cuBLASLt runs slowly: k or a leading
  * dimension of A or B not a multiple of 16 bytes, or A/B pointers (or batch
  * strides) not 16-byte aligned. */
 typedef enum gko_gemm_pad_e {
   /* Pad when the rule in docs/gemm.md predicts the copy + aligned product
-   * to be faster than the unaligned product. */
+   * to be faster than the unaligned product: on sm_80 and newer only the
+   * operands whose leading dimension or base is misaligned are copied (k
+   * unchanged), before sm_80 an odd k pads both operands' k with zeros. */
   GKO_GEMM_PAD_AUTO = 0,
   GKO_GEMM_PAD_NEVER = 1,
-  /* Always pad (even aligned shapes; for tests and measurements). */
+  /* Always copy both operands, k rounded up to 16 bytes with zeros (even
+   * aligned shapes; for tests and measurements). */
   GKO_GEMM_PAD_ALWAYS = 2
 } gko_gemm_pad_t;
 
@@ -420,7 +433,37 @@ typedef enum gko_gemm_attr_e {
    * default) for none.  cuBLASLt's own share is at most 32 MiB on sm_90 and
    * newer, 4 MiB before (NVIDIA's recommendation); padded copies of A and B
    * come on top when padding is chosen. */
-  GKO_GEMM_ATTR_MAX_WORKSPACE = 24
+  GKO_GEMM_ATTR_MAX_WORKSPACE = 24,
+  /* 0 (default) or 1: plan_create times the candidate configurations once
+   * -- cuBLASLt's heuristic results (up to 8) for each padding choice, and
+   * gko's WMMA kernel configurations, as BACKEND allows -- on scratch
+   * buffers of the plan's shape and keeps the fastest (like cuDNN's
+   * benchmark mode).  The winner is cached in the handle per problem, so
+   * later plans of the same problem do not time again.  Such a plan_create
+   * allocates device memory and synchronizes the device: not during stream
+   * capture.  gko_gemm_plan_describe lists the candidates and their times. */
+  GKO_GEMM_ATTR_AUTOTUNE = 25,
+  /* 0 (default), or R >= 1: results that do not depend on the batch count
+   * or on the number of D's lines (its rows for ROW_MAJOR, its columns for
+   * COL_MAJOR).  Two plans whose descriptors differ only in that number (M
+   * for ROW_MAJOR, N for COL_MAJOR), BATCH_COUNT and the STRIDE_* values,
+   * with the same R, compute every element of D from the same inputs bit
+   * for bit the same way (e.g. a batch processed whole or in chunks).
+   * How: the algorithm is cuBLASLt's first choice for a reference problem
+   * -- the same descriptor with one batch and R lines of D -- among the
+   * algorithms that reduce each dot product in one sequence (no split-K:
+   * CUBLASLT_REDUCTION_SCHEME_NONE) and accept the real problem
+   * (cublasLtMatmulAlgoCheck); without split-K an element's reduction
+   * order depends only on the algorithm and k.  Choose R near lines x
+   * batch count of the largest problem the plans serve (the algorithm is
+   * picked for that size).  cuBLASLt backend only (AUTO does not try
+   * WMMA; BACKEND = WMMA is NOT_SUPPORTED); no padded copies (PAD is
+   * ignored); not with AUTOTUNE (INVALID_VALUE); the operand holding D's
+   * lines must not be transposed across them: ROW_MAJOR needs TRANSA = N,
+   * COL_MAJOR TRANSB = N (INVALID_VALUE otherwise).  Results still depend
+   * on R, the other attributes (MAX_WORKSPACE and ALIGNMENT included), the
+   * GPU and the cuBLASLt version.  gko_gemm_plan_describe says "invariant". */
+  GKO_GEMM_ATTR_INVARIANT = 26
 } gko_gemm_attr_t;
 
 /* Opaque problem descriptor (host memory only; no handle, no GPU). */
@@ -465,17 +508,19 @@ GKO_API gko_status_t gko_gemm_desc_get(gko_gemm_desc_t desc,
  *       (leading dimension smaller than the stored row or column, D's
  *       batches overlapping, sizes whose byte extent overflows int64, TF32
  *       with 16-bit inputs); the detail names the attribute;
- *   GKO_STATUS_NOT_SUPPORTED   backend WMMA (not in this version); TF32
- *       before sm_80; F16_ACCUMULATE outside f16/f16; FUSION_REQUIRED with
- *       an epilogue that cannot be fused; no cuBLASLt algorithm for the
- *       problem (the detail names what was tried);
+ *   GKO_STATUS_NOT_SUPPORTED   backend WMMA with f32 inputs (or bf16 before
+ *       sm_80); TF32 before sm_80; F16_ACCUMULATE outside f16/f16;
+ *       FUSION_REQUIRED with an epilogue that cannot be fused; no algorithm
+ *       for the problem (the detail names what was tried);
  *   GKO_STATUS_DEVICE_MISMATCH the current device is not the handle's;
  *   GKO_STATUS_ALLOC_FAILED, GKO_STATUS_CUDA_ERROR, GKO_STATUS_INTERNAL.
  * Problems with m, n, k or batch count 0 are valid (execute writes only
  * what D holds).  *plan is untouched on failure.
  * Storage: allocates host memory (freed by gko_gemm_plan_destroy) and may
- *          grow the handle's algorithm cache.
- * Async: no.  Capture: yes (host work only). */
+ *          grow the handle's algorithm cache; with GKO_GEMM_ATTR_AUTOTUNE
+ *          also temporary device memory (freed before returning).
+ * Async: no (AUTOTUNE synchronizes the device).
+ * Capture: yes (host work only), except with AUTOTUNE. */
 GKO_API gko_status_t gko_gemm_plan_create(gko_handle_t handle,
                                           gko_gemm_desc_t desc,
                                           gko_gemm_plan_t *plan);

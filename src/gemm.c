@@ -21,7 +21,7 @@
 
 #include "internal.h"
 
-enum { GK_NATTR = 25 };
+enum { GK_NATTR = 27 };
 
 static int gk_gemm_pools(gko_handle_t h);
 
@@ -38,7 +38,8 @@ static const char *const kAttrName[GK_NATTR] = {
     "GKO_GEMM_ATTR_STRIDE_C",    "GKO_GEMM_ATTR_STRIDE_D",     "GKO_GEMM_ATTR_STRIDE_BIAS",
     "GKO_GEMM_ATTR_EPILOGUE",    "GKO_GEMM_ATTR_COMPUTE",      "GKO_GEMM_ATTR_BACKEND",
     "GKO_GEMM_ATTR_ALIGNMENT",   "GKO_GEMM_ATTR_FUSION",       "GKO_GEMM_ATTR_PAD",
-    "GKO_GEMM_ATTR_MAX_WORKSPACE"};
+    "GKO_GEMM_ATTR_MAX_WORKSPACE", "GKO_GEMM_ATTR_AUTOTUNE",
+    "GKO_GEMM_ATTR_INVARIANT"};
 
 static void gk_desc_defaults(struct gko_gemm_desc_s *d, int ab, int cd, int64_t m,
                              int64_t n, int64_t k) {
@@ -141,10 +142,21 @@ static gko_status_t gk_attr_check(int attr, int64_t v) {
         return gk_fail(GKO_STATUS_INVALID_VALUE, "%s = %lld is not a gko_gemm_pad_t", name,
                        (long long)v);
       return GKO_STATUS_SUCCESS;
+    case GKO_GEMM_ATTR_AUTOTUNE:
+      if (v != 0 && v != 1)
+        return gk_fail(GKO_STATUS_INVALID_VALUE, "%s = %lld is not 0 or 1", name, (long long)v);
+      return GKO_STATUS_SUCCESS;
     case GKO_GEMM_ATTR_MAX_WORKSPACE:
       if (v < -1)
         return gk_fail(GKO_STATUS_INVALID_VALUE,
                        "%s = %lld is negative (-1 means no bound)", name, (long long)v);
+      return GKO_STATUS_SUCCESS;
+    case GKO_GEMM_ATTR_INVARIANT: /* conv's chunking: see gko.h */
+      if (v < 0)
+        return gk_fail(GKO_STATUS_INVALID_VALUE,
+                       "%s = %lld is negative (0: off; R >= 1: the reference number of D's "
+                       "lines)",
+                       name, (long long)v);
       return GKO_STATUS_SUCCESS;
   }
   return gk_fail(GKO_STATUS_INVALID_VALUE, "attr = %d is not a gko_gemm_attr_t", attr);
@@ -336,6 +348,8 @@ static gko_status_t gk_gemm_resolve(const int64_t *v, gk_gemm_problem *p) {
   p->pad = (int)v[GKO_GEMM_ATTR_PAD];
   p->alignment = v[GKO_GEMM_ATTR_ALIGNMENT];
   p->max_workspace = v[GKO_GEMM_ATTR_MAX_WORKSPACE];
+  p->autotune = (int)v[GKO_GEMM_ATTR_AUTOTUNE];
+  p->invariant = v[GKO_GEMM_ATTR_INVARIANT];
 
   if (p->compute == GKO_GEMM_COMPUTE_TF32 && p->ab_dtype != GKO_DTYPE_F32)
     return gk_fail(GKO_STATUS_INVALID_VALUE,
@@ -398,6 +412,18 @@ static gko_status_t gk_gemm_resolve(const int64_t *v, gk_gemm_problem *p) {
     p->stride_b_l = p->stride_b;
     p->bias_on_rows = 0;
   }
+  /* GKO_GEMM_ATTR_INVARIANT: the reference problem grows the lt view's nl
+   * (D's lines), which B_l must hold as columns (op N) */
+  if (p->invariant > 0 && p->opb_l)
+    return gk_fail(GKO_STATUS_INVALID_VALUE,
+                   "GKO_GEMM_ATTR_INVARIANT needs %s = GKO_OP_N with the %s layout (the "
+                   "operand holding D's %s must not be transposed)",
+                   p->swap ? "GKO_GEMM_ATTR_TRANSA" : "GKO_GEMM_ATTR_TRANSB",
+                   gk_layout_name(p->layout), p->swap ? "rows" : "columns");
+  if (p->invariant > 0 && p->autotune)
+    return gk_fail(GKO_STATUS_INVALID_VALUE,
+                   "GKO_GEMM_ATTR_INVARIANT and GKO_GEMM_ATTR_AUTOTUNE exclude each other "
+                   "(timing picks per shape)");
   return GKO_STATUS_SUCCESS;
 }
 
@@ -417,15 +443,34 @@ static gko_status_t gk_gemm_check_compute(gko_handle_t h, const gk_gemm_problem 
 
 /* ---- plans ---------------------------------------------------------------------- */
 
-/* The order in which AUTO tries the backends for a problem.  Today only
- * cuBLASLt can serve; part 2 (gko's WMMA kernel) puts its measured rules
- * here (decode shapes, fused GELU-erf, shapes cuBLASLt rejects). */
+/* The order in which AUTO tries the backends for a problem; a backend that
+ * answers NOT_SUPPORTED passes to the next.  cuBLASLt first everywhere
+ * today; gko's WMMA kernel serves what cuBLASLt rejects (zero heuristic
+ * results, FUSION_REQUIRED with an epilogue cuBLASLt cannot fuse such as
+ * GELU-erf, a misaligned bias or a column-major bias).  The two switches
+ * below put WMMA first where it is expected to win; they stay off until the
+ * H200 measurement of docs/gemm.md ("AUTO rules: to be decided by
+ * measurement") says so. */
+static const int kAutoWmmaSkinny = 0;  /* min(m, n) <= 16, 16-bit inputs (decode) */
+static const int kAutoWmmaGeluErf = 0; /* GELU-erf epilogues, 16-bit inputs */
+
 static int gk_gemm_auto_order(gko_handle_t h, const gk_gemm_problem *p,
                               const gk_gemm_backend **list) {
-  (void)h;
-  (void)p;
-  list[0] = &gk_gemm_cublaslt_backend;
-  return 1;
+  const int wmma_ok = p->ab_dtype != GKO_DTYPE_F32 && (p->ab_dtype == GKO_DTYPE_F16 || h->cc >= 80);
+  if (!wmma_ok) {
+    list[0] = &gk_gemm_cublaslt_backend;
+    return 1;
+  }
+  const int skinny = p->m <= 16 || p->n <= 16;
+  const int erf = (p->epilogue >> 1) == 2;
+  if ((kAutoWmmaSkinny && skinny) || (kAutoWmmaGeluErf && erf)) {
+    list[0] = &gk_gemm_wmma_backend;
+    list[1] = &gk_gemm_cublaslt_backend;
+  } else {
+    list[0] = &gk_gemm_cublaslt_backend;
+    list[1] = &gk_gemm_wmma_backend;
+  }
+  return 2;
 }
 
 static const char *gk_epilogue_name(int e) {
@@ -434,19 +479,248 @@ static const char *gk_epilogue_name(int e) {
   return e >= 0 && e < 8 ? n[e] : "?";
 }
 
-static gko_status_t gk_gemm_plan_build(gko_handle_t h, const gk_gemm_problem *p,
-                                       gko_gemm_plan_t *out) {
-  gko_status_t s = gk_gemm_check_compute(h, p);
-  if (s) return s;
+static gko_status_t gk_gemm_execute(gko_gemm_plan_t plan, float alpha, const void *a,
+                                    const void *b, float beta, const void *c, void *d,
+                                    const void *bias, void *ws, size_t ws_bytes,
+                                    gko_stream_t stream);
+static void gk_plan_free(gko_gemm_plan_t plan);
+
+/* One backend's plan for p (variant 0: its own choice). */
+static gko_status_t gk_plan_one(gko_handle_t h, const gk_gemm_problem *p,
+                                const gk_gemm_backend *be, int variant, gko_gemm_plan_t *out) {
   struct gko_gemm_plan_s *plan = calloc(1, sizeof *plan);
   if (!plan) return gk_fail(GKO_STATUS_ALLOC_FAILED, "host allocation of the plan failed");
   plan->handle = h;
   plan->p = *p;
-  if (p->backend == GKO_GEMM_BACKEND_WMMA) {
-    s = gk_gemm_wmma_backend.plan(plan);
-    if (s == GKO_STATUS_SUCCESS) plan->backend = &gk_gemm_wmma_backend;
-  } else if (p->m == 0 || p->n == 0 || p->batch == 0 || p->k == 0) {
+  plan->variant = variant;
+  gko_status_t s = be->plan(plan);
+  if (s != GKO_STATUS_SUCCESS) {
+    free(plan); /* a failing backend frees its own state */
+    return s;
+  }
+  plan->backend = be;
+  *out = plan;
+  return GKO_STATUS_SUCCESS;
+}
+
+static void gk_why_append(gko_gemm_plan_t plan, const char *text) {
+  size_t used = strlen(plan->why);
+  if (used + 1 < sizeof plan->why) snprintf(plan->why + used, sizeof plan->why - used, "%s", text);
+}
+
+/* ---- autotune ------------------------------------------------------------------ */
+
+/* Cache entry of a tuned problem: the problem (every attribute, resolved)
+ * is the key; the winner and the account of the timing are the value. */
+typedef struct {
+  int32_t tag;
+  gk_gemm_problem p;
+} gk_tune_key;
+typedef struct {
+  int32_t backend, variant;
+  char summary[640];
+} gk_tune_value;
+
+enum { GK_TUNE_MAX = 48 };
+
+typedef struct {
+  const gk_gemm_backend *be;
+  int variant;
+  gko_gemm_plan_t plan;
+  double us;
+} gk_tune_cand;
+
+/* Median of `reps` timings of `calls` back-to-back executes (us per call). */
+static gko_status_t gk_time_plan(gko_gemm_plan_t plan, const void *a, const void *b, void *d,
+                                 const void *bias, void *ws, size_t ws_bytes,
+                                 cudaStream_t st, cudaEvent_t e0, cudaEvent_t e1, double *us) {
+  gko_status_t s;
+  for (int i = 0; i < 2; i++)
+    if ((s = gk_gemm_execute(plan, 1.0f, a, b, 0.0f, NULL, d, bias, ws, ws_bytes, st)))
+      return s;
+  cudaError_t e = cudaEventRecord(e0, st);
+  if (e == cudaSuccess && (s = gk_gemm_execute(plan, 1.0f, a, b, 0.0f, NULL, d, bias, ws,
+                                               ws_bytes, st)))
+    return s;
+  if (e == cudaSuccess) e = cudaEventRecord(e1, st);
+  if (e == cudaSuccess) e = cudaEventSynchronize(e1);
+  float ms = 0;
+  if (e == cudaSuccess) e = cudaEventElapsedTime(&ms, e0, e1);
+  if (e != cudaSuccess) return gk_cuda_fail(e, "autotune timing");
+  int calls = (int)(300.0 / (ms * 1000.0 + 1.0)) + 1; /* ~0.3 ms per repetition */
+  if (calls > 100) calls = 100;
+  double t[5];
+  for (int r = 0; r < 5; r++) {
+    e = cudaEventRecord(e0, st);
+    for (int i = 0; e == cudaSuccess && i < calls; i++)
+      if ((s = gk_gemm_execute(plan, 1.0f, a, b, 0.0f, NULL, d, bias, ws, ws_bytes, st)))
+        return s;
+    if (e == cudaSuccess) e = cudaEventRecord(e1, st);
+    if (e == cudaSuccess) e = cudaEventSynchronize(e1);
+    if (e == cudaSuccess) e = cudaEventElapsedTime(&ms, e0, e1);
+    if (e != cudaSuccess) return gk_cuda_fail(e, "autotune timing");
+    t[r] = ms * 1000.0 / calls;
+  }
+  for (int i = 1; i < 5; i++) /* insertion sort, then the median */
+    for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+      double x = t[j];
+      t[j] = t[j - 1];
+      t[j - 1] = x;
+    }
+  *us = t[2];
+  return GKO_STATUS_SUCCESS;
+}
+
+/* Elements spanned by A, B, D of p (for the scratch buffers). */
+static int64_t gk_span(gk_shape s, int layout, int64_t ld, int64_t batch, int64_t stride) {
+  int64_t e = gk_extent(s, layout, ld, batch, stride);
+  return e > 0 ? e : 1;
+}
+
+/* Times every candidate (backend, variant) on scratch buffers of the
+ * problem's shape and keeps the fastest.  Synchronizes; allocates. */
+static gko_status_t gk_gemm_autotune(gko_handle_t h, const gk_gemm_problem *p,
+                                     const gk_gemm_backend *const *list, int nb,
+                                     gko_gemm_plan_t *out) {
+  gk_tune_key key;
+  memset(&key, 0, sizeof key);
+  key.tag = 0x54554e45; /* "TUNE" */
+  key.p = *p;
+  gk_tune_value val;
+  gko_status_t s;
+  if (gk_gemm_cache_lookup(h, &key, sizeof key, &val, sizeof val)) {
+    const gk_gemm_backend *be = val.backend == GKO_GEMM_BACKEND_WMMA ? &gk_gemm_wmma_backend
+                                                                     : &gk_gemm_cublaslt_backend;
+    if (gk_plan_one(h, p, be, val.variant, out) == GKO_STATUS_SUCCESS) {
+      gk_why_append(*out, "; autotune (cached in the handle): ");
+      gk_why_append(*out, val.summary);
+      return GKO_STATUS_SUCCESS;
+    }
+    gk_clear_error();
+  }
+  /* the candidates */
+  gk_tune_cand cand[GK_TUNE_MAX];
+  int nc = 0;
+  size_t ws_max = 0;
+  for (int i = 0; i < nb; i++) {
+    const int vmax = list[i] == &gk_gemm_cublaslt_backend ? 24 : 12;
+    for (int v = 0; v <= vmax && nc < GK_TUNE_MAX; v++) { /* 0: the backend's own choice */
+      gko_gemm_plan_t pl = NULL;
+      s = gk_plan_one(h, p, list[i], v, &pl);
+      if (s == GKO_STATUS_NOT_SUPPORTED) continue;
+      if (s) goto fail;
+      /* the same configuration twice (e.g. a padding fallback that lands
+       * on the unpadded algorithm) is timed once */
+      int dup = 0;
+      for (int j = 0; j < nc && !dup; j++)
+        dup = cand[j].be == list[i] && strcmp(cand[j].plan->why, pl->why) == 0;
+      if (dup) {
+        gk_plan_free(pl);
+        continue;
+      }
+      cand[nc].be = list[i];
+      cand[nc].variant = v;
+      cand[nc].plan = pl;
+      cand[nc].us = -1;
+      if (pl->ws_bytes > ws_max) ws_max = pl->ws_bytes;
+      nc++;
+    }
+  }
+  gk_clear_error();
+  if (nc == 0) {
+    /* nothing to time: the ordinary choice says why */
+    s = GKO_STATUS_NOT_SUPPORTED;
+    for (int i = 0; i < nb && s == GKO_STATUS_NOT_SUPPORTED; i++)
+      s = gk_plan_one(h, p, list[i], 0, out);
+    return s;
+  }
+  {
+    gk_shape sa, sb, scd;
+    int64_t v[GK_NATTR];
+    memset(v, 0, sizeof v);
+    v[GKO_GEMM_ATTR_M] = p->m;
+    v[GKO_GEMM_ATTR_N] = p->n;
+    v[GKO_GEMM_ATTR_K] = p->k;
+    v[GKO_GEMM_ATTR_TRANSA] = p->transa;
+    v[GKO_GEMM_ATTR_TRANSB] = p->transb;
+    gk_shapes(v, &sa, &sb, &scd);
+    const size_t esab = gko_dtype_size(p->ab_dtype), escd = gko_dtype_size(p->cd_dtype);
+    const size_t na = (size_t)gk_span(sa, p->layout, p->lda, p->batch, p->stride_a) * esab;
+    const size_t nbb = (size_t)gk_span(sb, p->layout, p->ldb, p->batch, p->stride_b) * esab;
+    const size_t nd = (size_t)gk_span(scd, p->layout, p->ldd, p->batch, p->stride_d) * escd;
+    const size_t nbias = ((size_t)p->n + (size_t)(p->batch - 1) * (size_t)p->stride_bias) * escd;
+    void *da = NULL, *db = NULL, *dd = NULL, *dbias = NULL, *dws = NULL;
+    cudaStream_t st = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    cudaError_t e = cudaMalloc(&da, na);
+    if (e == cudaSuccess) e = cudaMalloc(&db, nbb);
+    if (e == cudaSuccess) e = cudaMalloc(&dd, nd);
+    if (e == cudaSuccess && (p->epilogue & 1)) e = cudaMalloc(&dbias, nbias + 16);
+    if (e == cudaSuccess && ws_max) e = cudaMalloc(&dws, ws_max);
+    /* small finite values: 0x3c3c.. is about 1.06 in f16, 0.011 in bf16/f32 */
+    if (e == cudaSuccess) e = cudaMemset(da, 0x3c, na);
+    if (e == cudaSuccess) e = cudaMemset(db, 0x3c, nbb);
+    if (e == cudaSuccess && dbias) e = cudaMemset(dbias, 0x3c, nbias + 16);
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking);
+    if (e == cudaSuccess) e = cudaEventCreate(&e0);
+    if (e == cudaSuccess) e = cudaEventCreate(&e1);
+    s = e == cudaSuccess ? GKO_STATUS_SUCCESS
+                         : gk_cuda_fail(e, "autotune: scratch buffers (cudaMalloc; "
+                                           "GKO_GEMM_ATTR_AUTOTUNE cannot run during capture)");
+    for (int i = 0; i < nc && s == GKO_STATUS_SUCCESS; i++)
+      s = gk_time_plan(cand[i].plan, da, db, dd, dbias, dws, ws_max, st, e0, e1, &cand[i].us);
+    if (st) cudaStreamSynchronize(st);
+    if (e0) cudaEventDestroy(e0);
+    if (e1) cudaEventDestroy(e1);
+    if (st) cudaStreamDestroy(st);
+    cudaFree(da);
+    cudaFree(db);
+    cudaFree(dd);
+    cudaFree(dbias);
+    cudaFree(dws);
+    if (s) goto fail;
+  }
+  int best = 0;
+  for (int i = 1; i < nc; i++)
+    if (cand[i].us < cand[best].us) best = i;
+  /* the account: every candidate and its time, the default marked */
+  memset(&val, 0, sizeof val);
+  val.backend = cand[best].be->id;
+  val.variant = cand[best].variant;
+  {
+    size_t u = 0;
+    const size_t cap = sizeof val.summary;
+    u += (size_t)snprintf(val.summary + u, cap - u, "%d candidates timed (us per call):", nc);
+    for (int i = 0; i < nc && u < cap; i++)
+      u += (size_t)snprintf(val.summary + u, cap - u, " %s#%d %.1f%s",
+                            cand[i].be == &gk_gemm_wmma_backend ? "wmma" : "lt", cand[i].variant,
+                            cand[i].us, i == best ? "*" : "");
+    if (u < cap)
+      snprintf(val.summary + u, cap - u, " -> %s#%d", cand[best].be->name, cand[best].variant);
+  }
+  gk_gemm_cache_insert(h, &key, sizeof key, &val, sizeof val);
+  for (int i = 0; i < nc; i++)
+    if (i != best) gk_plan_free(cand[i].plan);
+  *out = cand[best].plan;
+  gk_why_append(*out, "; autotune: ");
+  gk_why_append(*out, val.summary);
+  return GKO_STATUS_SUCCESS;
+fail:
+  for (int i = 0; i < nc; i++) gk_plan_free(cand[i].plan);
+  return s;
+}
+
+static gko_status_t gk_gemm_plan_build(gko_handle_t h, const gk_gemm_problem *p,
+                                       gko_gemm_plan_t *out) {
+  gko_status_t s = gk_gemm_check_compute(h, p);
+  if (s) return s;
+  if (p->backend != GKO_GEMM_BACKEND_WMMA &&
+      (p->m == 0 || p->n == 0 || p->batch == 0 || p->k == 0)) {
     /* no product: nothing to choose; execute runs gko's epilogue pass */
+    struct gko_gemm_plan_s *plan = calloc(1, sizeof *plan);
+    if (!plan) return gk_fail(GKO_STATUS_ALLOC_FAILED, "host allocation of the plan failed");
+    plan->handle = h;
+    plan->p = *p;
     plan->backend = &gk_gemm_cublaslt_backend;
     if (p->m == 0 || p->n == 0 || p->batch == 0)
       snprintf(plan->why, sizeof plan->why, "empty D (m = %lld, n = %lld, batch = %lld): "
@@ -455,30 +729,40 @@ static gko_status_t gk_gemm_plan_build(gko_handle_t h, const gk_gemm_problem *p,
     else
       snprintf(plan->why, sizeof plan->why, "k = 0: no product; D = %s(beta * C) by gko's "
                "epilogue pass", gk_epilogue_name(p->epilogue));
-  } else {
-    const gk_gemm_backend *list[4];
-    int nb = 1;
-    if (p->backend == GKO_GEMM_BACKEND_AUTO) nb = gk_gemm_auto_order(h, p, list);
-    else list[0] = &gk_gemm_cublaslt_backend;
-    s = GKO_STATUS_NOT_SUPPORTED;
-    for (int i = 0; i < nb; i++) {
-      plan->why[0] = '\0';
-      plan->ws_bytes = 0;
-      plan->state = NULL;
-      s = list[i]->plan(plan);
-      if (s == GKO_STATUS_SUCCESS) {
-        plan->backend = list[i];
-        break;
-      }
-      if (s != GKO_STATUS_NOT_SUPPORTED) break;
+    *out = plan;
+    return GKO_STATUS_SUCCESS;
+  }
+  const gk_gemm_backend *list[4];
+  int nb = 1;
+  if (p->backend == GKO_GEMM_BACKEND_AUTO) nb = gk_gemm_auto_order(h, p, list);
+  else list[0] = p->backend == GKO_GEMM_BACKEND_WMMA ? &gk_gemm_wmma_backend
+                                                     : &gk_gemm_cublaslt_backend;
+  /* GKO_GEMM_ATTR_INVARIANT: only the cuBLASLt backend implements it (the
+   * WMMA kernel's split-K choice depends on the shape) */
+  if (p->invariant > 0) {
+    if (p->backend == GKO_GEMM_BACKEND_WMMA)
+      return gk_fail(GKO_STATUS_NOT_SUPPORTED,
+                     "GKO_GEMM_ATTR_INVARIANT is implemented by the cuBLASLt backend only, "
+                     "not GKO_GEMM_BACKEND_WMMA");
+    list[0] = &gk_gemm_cublaslt_backend;
+    nb = 1;
+  }
+  if (p->autotune && p->m > 0 && p->n > 0 && p->batch > 0 && p->k > 0)
+    return gk_gemm_autotune(h, p, list, nb, out);
+  /* in order; when every backend declines, the detail lists each reason */
+  char details[1024] = "";
+  s = GKO_STATUS_NOT_SUPPORTED;
+  for (int i = 0; i < nb; i++) {
+    s = gk_plan_one(h, p, list[i], 0, out);
+    if (s != GKO_STATUS_NOT_SUPPORTED) return s;
+    if (nb > 1) {
+      size_t u = strlen(details);
+      snprintf(details + u, sizeof details - u, "%s%s: %s", u ? "; " : "", list[i]->name,
+               gko_last_error_detail());
     }
   }
-  if (s != GKO_STATUS_SUCCESS) {
-    free(plan);
-    return s;
-  }
-  *out = plan;
-  return GKO_STATUS_SUCCESS;
+  if (nb > 1) return gk_fail(GKO_STATUS_NOT_SUPPORTED, "no backend can run this GEMM: %s", details);
+  return s;
 }
 
 GKO_API gko_status_t gko_gemm_plan_create(gko_handle_t handle, gko_gemm_desc_t desc,
@@ -554,6 +838,42 @@ static gko_status_t gk_check_ptr(const void *ptr, const char *name, size_t es, i
   return GKO_STATUS_SUCCESS;
 }
 
+/* The memo: the last pointer set (and stream) whose checks passed.  A
+ * try-lock guards it; a thread that finds it taken just runs the checks.
+ * The same pointers again skip cudaPointerGetAttributes and the stream
+ * queries (each a driver call); the current device is always checked. */
+static int gk_memo_lock(gko_gemm_plan_t plan) {
+  return __atomic_exchange_n(&plan->memo_lock, 1, __ATOMIC_ACQUIRE) == 0;
+}
+static void gk_memo_unlock(gko_gemm_plan_t plan) {
+  __atomic_store_n(&plan->memo_lock, 0, __ATOMIC_RELEASE);
+}
+
+static gko_status_t gk_gemm_check_pointers(gko_gemm_plan_t plan, void *stream,
+                                           const void *const *ptrs, const char *const *names) {
+  int hit = 0;
+  if (gk_memo_lock(plan)) {
+    hit = plan->memo_valid && plan->memo_stream == stream &&
+          memcmp(plan->memo_ptr, ptrs, sizeof plan->memo_ptr) == 0;
+    gk_memo_unlock(plan);
+  }
+  if (hit) {
+    int cur = -1;
+    cudaError_t e = cudaGetDevice(&cur);
+    if (e != cudaSuccess) return gk_cuda_fail(e, "cudaGetDevice");
+    if (cur == plan->handle->device) return GKO_STATUS_SUCCESS;
+    /* another device is current: the full check says why */
+  }
+  gko_status_t s = gk_check_call(plan->handle, stream, 6, ptrs, names);
+  if (s == GKO_STATUS_SUCCESS && gk_memo_lock(plan)) {
+    memcpy(plan->memo_ptr, ptrs, sizeof plan->memo_ptr);
+    plan->memo_stream = stream;
+    plan->memo_valid = 1;
+    gk_memo_unlock(plan);
+  }
+  return s;
+}
+
 static gko_status_t gk_gemm_execute(gko_gemm_plan_t plan, float alpha, const void *a,
                                     const void *b, float beta, const void *c, void *d,
                                     const void *bias, void *ws, size_t ws_bytes,
@@ -585,10 +905,17 @@ static gko_status_t gk_gemm_execute(gko_gemm_plan_t plan, float alpha, const voi
     return gk_fail(GKO_STATUS_INSUFFICIENT_WORKSPACE,
                    "workspace_bytes = %zu but the plan needs %zu (gko_gemm_workspace_size)",
                    ws_bytes, plan->ws_bytes);
-  const void *ptrs[6] = {d, need_ab ? a : NULL, need_ab ? b : NULL, need_c ? c : NULL,
-                         need_bias ? bias : NULL, ws_bytes ? ws : NULL};
+  /* device checks: one attribute query per distinct pointer the call
+   * touches (C only when beta != 0 and C is not D), skipped altogether when
+   * the plan's last successful call used the same pointers and stream */
+  const void *ptrs[6] = {d, need_ab ? a : NULL, need_ab ? b : NULL,
+                         need_c && c != d ? c : NULL, need_bias ? bias : NULL,
+                         ws_bytes ? ws : NULL};
   const char *names[6] = {"d", "a", "b", "c", "bias", "workspace"};
-  if ((s = gk_check_call(plan->handle, stream, 6, ptrs, names))) return s;
+  for (int i = 1; i < 6; i++)
+    for (int j = 0; j < i && ptrs[i]; j++)
+      if (ptrs[j] == ptrs[i]) ptrs[i] = NULL; /* already checked under another name */
+  if ((s = gk_gemm_check_pointers(plan, stream, ptrs, names))) return s;
 
   if (!need_ab) {
     /* no product: D = act(beta * C + bias), C not read when beta == 0 */

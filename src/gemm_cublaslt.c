@@ -36,7 +36,10 @@
 /* What selects an algorithm within a plan.  No implicit padding: the
  * struct is compared and hashed bytewise. */
 typedef struct lt_config {
-  int32_t padded;   /* bit 0: A_l copied to a padded operand, bit 1: B_l */
+  /* bit 0: A_l copied to a padded operand, bit 1: B_l; bit 2 (LT_KEEP_K):
+   * the copies keep k (only their leading dimension and base are fixed),
+   * else k is rounded up to k_pad with zeros in both copies */
+  int32_t padded;
   int32_t epilogue; /* cublasLtEpilogue_t */
   int32_t c_is_d;   /* C described (and passed) as D: beta == 0 or equal layouts */
   int32_t align_a, align_b, align_c, align_d, align_bias; /* bytes */
@@ -51,9 +54,12 @@ typedef struct lt_key {
   uint64_t max_ws;
 } lt_key;
 
+enum { LT_MAX_RESULTS = 8, LT_EP_BIAS_BIT = 4, LT_KEEP_K = 4 };
+
+/* The heuristic's answer: its results in its order of preference. */
 typedef struct lt_value {
-  cublasLtMatmulAlgo_t algo;
-  uint64_t ws;    /* workspace the algorithm needs */
+  cublasLtMatmulAlgo_t algo[LT_MAX_RESULTS];
+  uint64_t ws[LT_MAX_RESULTS]; /* workspace each algorithm needs */
   int32_t found;  /* 0: the heuristic returned no algorithm */
   int32_t count;  /* results returned */
 } lt_value;
@@ -72,18 +78,24 @@ typedef struct lt_state {
   int esab, escd;
   int g;               /* elements per 16 bytes of A/B */
   int64_t k_pad;       /* k rounded up to g */
-  lt_operand pa, pb;
-  /* layouts: A_l, B_l as given and padded, C, D */
-  cublasLtMatrixLayoutOpaque_t la, lb, la_pad, lb_pad, lc, ld;
+  lt_operand pa, pb;   /* padded copies with k_pad */
+  lt_operand pak, pbk; /* padded copies keeping k (LT_KEEP_K) */
+  /* layouts: A_l, B_l as given, padded (k_pad) and padded keeping k; C, D */
+  cublasLtMatrixLayoutOpaque_t la, lb, la_pad, lb_pad, la_padk, lb_padk, lc, ld;
   int64_t lt_default_budget;
   /* the plan's choice */
   lt_config cfg;
-  lt_value val;
+  cublasLtMatmulAlgo_t algo;
+  uint64_t algo_ws;
+  int32_t rank, count; /* heuristic result #rank (0-based) of count */
+  int32_t ref_rank;    /* GKO_GEMM_ATTR_INVARIANT: its rank for the reference problem */
+  /* the matmul descriptor of the plan's configuration, built once (used
+   * as is when no bias pointer has to be set; execute only reads it) */
+  cublasLtMatmulDescOpaque_t od;
   int post_bias, post_act; /* applied by gko's pass after cuBLASLt */
   size_t off_b, off_ws;    /* offsets from the 256-byte aligned workspace base */
 } lt_state;
 
-enum { LT_MAX_RESULTS = 8, LT_EP_BIAS_BIT = 4 };
 static const uint64_t kMiB = 1024 * 1024;
 /* fixed cost of one padding copy (launch + tail), expressed in bytes of
  * copy traffic: about 2 us at 4 TB/s */
@@ -205,9 +217,12 @@ static void lt_pick(const lt_state *st, const gk_gemm_problem *p, const lt_confi
                     const cublasLtMatrixLayoutOpaque_t **la,
                     const cublasLtMatrixLayoutOpaque_t **lb,
                     const cublasLtMatrixLayoutOpaque_t **lc, lt_key *key) {
-  *la = (cfg->padded & 1) ? &st->la_pad : &st->la;
-  *lb = (cfg->padded & 2) ? &st->lb_pad : &st->lb;
+  const int keep = (cfg->padded & LT_KEEP_K) != 0;
+  *la = (cfg->padded & 1) ? (keep ? &st->la_padk : &st->la_pad) : &st->la;
+  *lb = (cfg->padded & 2) ? (keep ? &st->lb_padk : &st->lb_pad) : &st->lb;
   *lc = cfg->c_is_d ? &st->ld : &st->lc;
+  if (!key) return;
+  const lt_operand *oa = keep ? &st->pak : &st->pa, *ob = keep ? &st->pbk : &st->pb;
   memset(key, 0, sizeof *key);
   key->tag = (int32_t)sizeof *key;
   key->compute = st->compute;
@@ -225,30 +240,123 @@ static void lt_pick(const lt_state *st, const gk_gemm_problem *p, const lt_confi
   key->align_bias = cfg->align_bias;
   key->ml = p->ml;
   key->nl = p->nl;
-  key->k = cfg->padded == 3 ? st->k_pad : p->k;
-  key->lda = (cfg->padded & 1) ? st->pa.ld_pad : p->lda_l;
-  key->ldb = (cfg->padded & 2) ? st->pb.ld_pad : p->ldb_l;
+  key->k = (cfg->padded & 3) && !keep ? st->k_pad : p->k;
+  key->lda = (cfg->padded & 1) ? oa->ld_pad : p->lda_l;
+  key->ldb = (cfg->padded & 2) ? ob->ld_pad : p->ldb_l;
   key->ldc = cfg->c_is_d ? p->ldd : p->ldc;
   key->ldd = p->ldd;
-  key->sa = (cfg->padded & 1) ? st->pa.stride_pad : p->stride_a_l;
-  key->sb = (cfg->padded & 2) ? st->pb.stride_pad : p->stride_b_l;
+  key->sa = (cfg->padded & 1) ? oa->stride_pad : p->stride_a_l;
+  key->sb = (cfg->padded & 2) ? ob->stride_pad : p->stride_b_l;
   key->sc = cfg->c_is_d ? p->stride_d : p->stride_c;
   key->sd = p->stride_d;
   key->sbias = (cfg->epilogue & LT_EP_BIAS_BIT) ? p->stride_bias : 0;
   key->max_ws = cfg->max_ws;
+  if (p->invariant > 0) { /* GKO_GEMM_ATTR_INVARIANT: the reference problem */
+    key->tag = -key->tag;  /* and no split-K: never the same entry as a plain query */
+    key->batch = 1;
+    key->nl = p->invariant;
+    key->sa = key->sb = key->sc = key->sd = key->sbias = 0;
+  }
+}
+
+/* ---- GKO_GEMM_ATTR_INVARIANT ------------------------------------------------------ */
+/* (added for the convolution's chunking, src/conv.c; kept apart from the
+ * rest of the backend.)  The heuristic is asked about a reference problem
+ * -- one batch, nl = R (D's lines in the lt view) -- with split-K
+ * reductions excluded, so every plan that shares the reference gets the
+ * same ranked list; lt_invariant_accept then keeps, in that order, the
+ * algorithms cuBLASLt accepts for the plan's real problem. */
+
+/* The reference problem's layouts (no padded copies in invariant plans;
+ * B_l is k x nl, op N: checked by gk_gemm_resolve). */
+static cublasStatus_t lt_invariant_layouts(const lt_state *st, const gk_gemm_problem *p,
+                                           const lt_config *cfg,
+                                           cublasLtMatrixLayoutOpaque_t *ra,
+                                           cublasLtMatrixLayoutOpaque_t *rb,
+                                           cublasLtMatrixLayoutOpaque_t *rc,
+                                           cublasLtMatrixLayoutOpaque_t *rd) {
+  const int64_t ar = p->opa_l ? p->k : p->ml, ac = p->opa_l ? p->ml : p->k;
+  cublasStatus_t cs;
+  if ((cs = lt_layout(ra, st->ab, ar, ac, p->lda_l, 1, 0)) ||
+      (cs = lt_layout(rb, st->ab, p->k, p->invariant, p->ldb_l, 1, 0)) ||
+      (cs = lt_layout(rc, st->cd, p->ml, p->invariant, cfg->c_is_d ? p->ldd : p->ldc, 1, 0)))
+    return cs;
+  return lt_layout(rd, st->cd, p->ml, p->invariant, p->ldd, 1, 0);
+}
+
+/* Keeps, in the heuristic's order, the algorithms of `v` (the reference's
+ * answer) that cublasLtMatmulAlgoCheck accepts for the real problem within
+ * cfg->max_ws, with the workspace the real problem needs; rank[i] is the
+ * reference rank of the i-th kept one. */
+static gko_status_t lt_invariant_accept(gko_gemm_plan_t plan, const lt_config *cfg,
+                                        const cublasLtMatrixLayoutOpaque_t *la,
+                                        const cublasLtMatrixLayoutOpaque_t *lb,
+                                        const cublasLtMatrixLayoutOpaque_t *lc,
+                                        lt_value *v, int32_t *rank) {
+  const lt_state *st = plan->state;
+  const gk_gemm_problem *p = &plan->p;
+  if (!v->found) return GKO_STATUS_SUCCESS;
+  cublasLtHandle_t lt = (cublasLtHandle_t)gk_gemm_lt_handle(plan->handle);
+  cublasLtMatmulDescOpaque_t od;
+  const void *fake_bias = (const void *)(uintptr_t)(cfg->align_bias ? cfg->align_bias : 256);
+  cublasStatus_t cs = lt_desc(&od, st, p, cfg->epilogue, fake_bias);
+  if (cs) return lt_fail(cs, "cublasLtMatmulDescInit/SetAttribute");
+  int c = 0;
+  for (int i = 0; i < v->count; i++) {
+    cublasLtMatmulHeuristicResult_t r;
+    memset(&r, 0, sizeof r);
+    cs = cublasLtMatmulAlgoCheck(lt, (cublasLtMatmulDesc_t)&od, (cublasLtMatrixLayout_t)la,
+                                 (cublasLtMatrixLayout_t)lb, (cublasLtMatrixLayout_t)lc,
+                                 (cublasLtMatrixLayout_t)&st->ld, &v->algo[i], &r);
+    if (cs != CUBLAS_STATUS_SUCCESS || r.state != CUBLAS_STATUS_SUCCESS ||
+        r.workspaceSize > cfg->max_ws)
+      continue;
+    v->algo[c] = v->algo[i];
+    v->ws[c] = r.workspaceSize;
+    rank[c] = i;
+    c++;
+  }
+  v->count = c;
+  v->found = c > 0;
+  return GKO_STATUS_SUCCESS;
 }
 
 /* cuBLASLt's best algorithm for a configuration, from the handle's cache or
  * one heuristic query (host only).  Success with out->found == 0 means no
- * algorithm exists; other statuses are failures of the query itself. */
+ * algorithm exists; other statuses are failures of the query itself.
+ * Invariant plans: the reference problem's answer, filtered for the real
+ * one (rank, may be NULL: each kept algorithm's reference rank). */
+static gko_status_t lt_query_ranked(gko_gemm_plan_t plan, const lt_config *cfg, lt_value *out,
+                                    int32_t *rank);
 static gko_status_t lt_query(gko_gemm_plan_t plan, const lt_config *cfg, lt_value *out) {
+  int32_t rank[LT_MAX_RESULTS];
+  return lt_query_ranked(plan, cfg, out, rank);
+}
+
+static gko_status_t lt_query_ranked(gko_gemm_plan_t plan, const lt_config *cfg, lt_value *out,
+                                    int32_t *rank) {
   const lt_state *st = plan->state;
   const gk_gemm_problem *p = &plan->p;
   const cublasLtMatrixLayoutOpaque_t *la, *lb, *lc;
   lt_key key;
   lt_pick(st, p, cfg, &la, &lb, &lc, &key);
+  const int inv = p->invariant > 0;
+  for (int i = 0; i < LT_MAX_RESULTS; i++) rank[i] = i;
+  if (inv && (cfg->padded & 3))
+    return gk_fail(GKO_STATUS_INTERNAL, "cuBLASLt: an invariant plan with padded copies");
   if (gk_gemm_cache_lookup(plan->handle, &key, sizeof key, out, sizeof *out))
-    return GKO_STATUS_SUCCESS;
+    return inv ? lt_invariant_accept(plan, cfg, la, lb, lc, out, rank) : GKO_STATUS_SUCCESS;
+  /* the layouts the heuristic sees: the plan's, or the reference problem's */
+  cublasLtMatrixLayoutOpaque_t ra, rb, rc, rd;
+  const cublasLtMatrixLayoutOpaque_t *qa = la, *qb = lb, *qc = lc, *qd = &st->ld;
+  if (inv) {
+    cublasStatus_t cs0 = lt_invariant_layouts(st, p, cfg, &ra, &rb, &rc, &rd);
+    if (cs0) return lt_fail(cs0, "cublasLtMatrixLayoutInit (GKO_GEMM_ATTR_INVARIANT's reference)");
+    qa = &ra;
+    qb = &rb;
+    qc = &rc;
+    qd = &rd;
+  }
   cublasLtHandle_t lt = (cublasLtHandle_t)gk_gemm_lt_handle(plan->handle);
   cublasLtMatmulDescOpaque_t od;
   /* the heuristic infers the bias alignment from the pointer's value */
@@ -267,26 +375,48 @@ static gko_status_t lt_query(gko_gemm_plan_t plan, const lt_config *cfg, lt_valu
                                             sizeof ws);
   for (int i = 0; i < 4 && cs == CUBLAS_STATUS_SUCCESS; i++)
     cs = cublasLtMatmulPreferenceSetAttribute(&pref, which[i], &al[i], sizeof al[i]);
+  if (inv && cs == CUBLAS_STATUS_SUCCESS) {
+    /* each dot product in one sequence: no split-K of any kind */
+    uint32_t red = CUBLASLT_REDUCTION_SCHEME_NONE;
+    cs = cublasLtMatmulPreferenceSetAttribute(&pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                                              &red, sizeof red);
+  }
   if (cs) return lt_fail(cs, "cublasLtMatmulPreferenceSetAttribute");
   cublasLtMatmulHeuristicResult_t res[LT_MAX_RESULTS];
   int n = 0;
   memset(res, 0, sizeof res);
   cs = cublasLtMatmulAlgoGetHeuristic(
-      lt, &od, (cublasLtMatrixLayout_t)la, (cublasLtMatrixLayout_t)lb,
-      (cublasLtMatrixLayout_t)lc, (cublasLtMatrixLayout_t)&st->ld, &pref, LT_MAX_RESULTS, res, &n);
+      lt, &od, (cublasLtMatrixLayout_t)qa, (cublasLtMatrixLayout_t)qb,
+      (cublasLtMatrixLayout_t)qc, (cublasLtMatrixLayout_t)qd, &pref, LT_MAX_RESULTS, res, &n);
   memset(out, 0, sizeof *out);
   if (cs == CUBLAS_STATUS_SUCCESS && n > 0 && res[0].state == CUBLAS_STATUS_SUCCESS) {
-    out->algo = res[0].algo;
-    out->ws = res[0].workspaceSize;
-    out->found = 1;
-    out->count = n;
+    int c = 0;
+    for (int i = 0; i < n && i < LT_MAX_RESULTS; i++) {
+      if (res[i].state != CUBLAS_STATUS_SUCCESS) continue;
+      if (inv) { /* belt and braces: the mask should already exclude split-K */
+        uint32_t splitk = 1;
+        size_t w = 0;
+        if (cublasLtMatmulAlgoConfigGetAttribute(&res[i].algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM,
+                                                 &splitk, sizeof splitk, &w) ==
+                CUBLAS_STATUS_SUCCESS &&
+            splitk > 1)
+          continue;
+      }
+      out->algo[c] = res[i].algo;
+      out->ws[c] = res[i].workspaceSize;
+      c++;
+    }
+    out->found = c > 0;
+    out->count = c;
   } else if (cs != CUBLAS_STATUS_SUCCESS && cs != CUBLAS_STATUS_NOT_SUPPORTED &&
              cs != CUBLAS_STATUS_INVALID_VALUE) {
     return lt_fail(cs, "cublasLtMatmulAlgoGetHeuristic"); /* not cached */
   }
   /* negative answers are cached too: a fallback that does not exist is not
    * asked for again on every execute */
-  return gk_gemm_cache_insert(plan->handle, &key, sizeof key, out, sizeof *out);
+  gko_status_t s = gk_gemm_cache_insert(plan->handle, &key, sizeof key, out, sizeof *out);
+  if (s || !inv) return s;
+  return lt_invariant_accept(plan, cfg, la, lb, lc, out, rank);
 }
 
 /* ---- the padding rule ------------------------------------------------------------ */
@@ -362,8 +492,9 @@ static void why_add(gko_gemm_plan_t plan, const char *fmt, ...) {
 
 static size_t lt_total_ws(const lt_state *st, const lt_config *cfg, uint64_t lt_ws,
                           size_t *off_b, size_t *off_ws) {
-  size_t a = (cfg->padded & 1) ? round256(st->pa.bytes) : 0;
-  size_t b = (cfg->padded & 2) ? round256(st->pb.bytes) : 0;
+  const int keep = (cfg->padded & LT_KEEP_K) != 0;
+  size_t a = (cfg->padded & 1) ? round256(keep ? st->pak.bytes : st->pa.bytes) : 0;
+  size_t b = (cfg->padded & 2) ? round256(keep ? st->pbk.bytes : st->pb.bytes) : 0;
   *off_b = a;
   *off_ws = a + b;
   size_t total = a + b + (size_t)lt_ws;
@@ -446,10 +577,25 @@ static gko_status_t lt_plan(gko_gemm_plan_t plan) {
                   st->g, st->esab);
   lt_operand_init(&st->pb, !p->opb_l, p->nl, p->k, st->k_pad, p->ldb_l, p->stride_b_l,
                   p->batch, st->g, st->esab);
+  lt_operand_init(&st->pak, p->opa_l, p->ml, p->k, p->k, p->lda_l, p->stride_a_l, p->batch,
+                  st->g, st->esab);
+  lt_operand_init(&st->pbk, !p->opb_l, p->nl, p->k, p->k, p->ldb_l, p->stride_b_l, p->batch,
+                  st->g, st->esab);
   if ((cs = lt_layout(&st->la, st->ab, ar, ac, p->lda_l, p->batch, p->stride_a_l)) ||
       (cs = lt_layout(&st->lb, st->ab, br, bc, p->ldb_l, p->batch, p->stride_b_l)) ||
       (cs = lt_layout(&st->lc, st->cd, p->ml, p->nl, p->ldc, p->batch, p->stride_c)) ||
-      (cs = lt_layout(&st->ld, st->cd, p->ml, p->nl, p->ldd, p->batch, p->stride_d))) {
+      (cs = lt_layout(&st->ld, st->cd, p->ml, p->nl, p->ldd, p->batch, p->stride_d)) ||
+      /* the padded operands: k_pad, and k kept */
+      (cs = lt_layout(&st->la_pad, st->ab, p->opa_l ? st->k_pad : p->ml,
+                      p->opa_l ? p->ml : st->k_pad, st->pa.ld_pad, p->batch,
+                      st->pa.stride_pad)) ||
+      (cs = lt_layout(&st->lb_pad, st->ab, p->opb_l ? p->nl : st->k_pad,
+                      p->opb_l ? st->k_pad : p->nl, st->pb.ld_pad, p->batch,
+                      st->pb.stride_pad)) ||
+      (cs = lt_layout(&st->la_padk, st->ab, ar, ac, st->pak.ld_pad, p->batch,
+                      st->pak.stride_pad)) ||
+      (cs = lt_layout(&st->lb_padk, st->ab, br, bc, st->pbk.ld_pad, p->batch,
+                      st->pbk.stride_pad))) {
     s = lt_fail(cs, "cublasLtMatrixLayoutInit");
     goto fail;
   }
@@ -462,11 +608,23 @@ static gko_status_t lt_plan(gko_gemm_plan_t plan) {
   const int32_t align_c = lt_batched_align(pr_c, st->escd, p->stride_c, p->batch);
   const int32_t align_d = lt_batched_align(pr_c, st->escd, p->stride_d, p->batch);
   const int k_odd = p->k % st->g != 0;
-  const int a_bad = k_odd || p->lda_l % st->g != 0 || align_a < 16;
-  const int b_bad = k_odd || p->ldb_l % st->g != 0 || align_b < 16;
-  const int fix_mask = k_odd ? 3 : (a_bad ? 1 : 0) | (b_bad ? 2 : 0);
+  /* operands whose leading dimension or base (with batch stride) is off */
+  const int ld_mask = (p->lda_l % st->g != 0 || align_a < 16 ? 1 : 0) |
+                      (p->ldb_l % st->g != 0 || align_b < 16 ? 2 : 0);
+  /* What fixes the shape.  k aligned: copy the misaligned operands.  k not
+   * a multiple of 16 bytes: either round k up in both copies (zeros in the
+   * extra k of both, so the padding adds exact zeros), or copy only the
+   * misaligned operands keeping k (LT_KEEP_K): cuBLASLt's kernels need
+   * 16-byte leading dimensions and bases, and on sm_80+ they take any k
+   * (TMA and cp.async zero-fill the k tail).  AUTO prefers the second
+   * there (half the copy traffic, none when only k is odd); docs/gemm.md
+   * has the measurement that decides it. */
+  const int keep_pref = k_odd && h->cc >= 80;
+  const int fix_kpad = k_odd ? 3 : ld_mask;
+  const int fix_keep = ld_mask ? (ld_mask | (k_odd ? LT_KEEP_K : 0)) : 0;
+  const int fix_mask = keep_pref ? fix_keep : fix_kpad;
   int pad_mask = 0;
-  char pad_why[320] = "", reason[160] = "";
+  char pad_why[384] = "", reason[160] = "";
   {
     size_t u = 0;
     const char *lda_name = p->swap ? "ldb" : "lda", *ldb_name = p->swap ? "lda" : "ldb";
@@ -485,51 +643,79 @@ static gko_status_t lt_plan(gko_gemm_plan_t plan) {
     pad_mask = 3;
     snprintf(pad_why, sizeof pad_why, "GKO_GEMM_PAD_ALWAYS%s%s", reason[0] ? "; " : "", reason);
   } else if (p->pad == GKO_GEMM_PAD_AUTO && fix_mask) {
+    const int keep = (fix_mask & LT_KEEP_K) != 0;
+    const lt_operand *oa = keep ? &st->pak : &st->pa, *ob = keep ? &st->pbk : &st->pb;
     double copy = 0, saved = 0;
-    if (fix_mask & 1)
-      copy += (double)st->pa.bytes + (double)ar * (double)ac * st->esab * st->pa.batch_pad;
-    if (fix_mask & 2)
-      copy += (double)st->pb.bytes + (double)br * (double)bc * st->esab * st->pb.batch_pad;
+    if (fix_mask & 1) copy += (double)oa->bytes + (double)ar * (double)ac * st->esab * oa->batch_pad;
+    if (fix_mask & 2) copy += (double)ob->bytes + (double)br * (double)bc * st->esab * ob->batch_pad;
     int ncopies = (fix_mask & 1) + ((fix_mask >> 1) & 1);
     int pays = lt_pad_pays(p, copy, ncopies, &saved);
     snprintf(pad_why, sizeof pad_why,
              "%s; padding rule: saves ~%.3g MB of copy time, costs %.3g MB copied + %d x "
-             "%.3g MB fixed -> %s",
+             "%.3g MB fixed -> %s%s",
              reason, saved / 1e6, copy / 1e6, ncopies, kPadFixedBytes / 1e6,
-             pays ? "pad" : "no padding");
+             pays ? "pad" : "no padding",
+             pays && keep ? " (only the misaligned operand, k kept)" : "");
     if (pays) pad_mask = fix_mask;
-  } else if (p->pad == GKO_GEMM_PAD_NEVER && fix_mask) {
+  } else if (p->pad == GKO_GEMM_PAD_AUTO && k_odd) {
+    snprintf(pad_why, sizeof pad_why, "%s; leading dimensions and bases aligned: k kept", reason);
+  } else if (p->pad == GKO_GEMM_PAD_NEVER && (k_odd || ld_mask)) {
     snprintf(pad_why, sizeof pad_why, "%s; GKO_GEMM_PAD_NEVER", reason);
   }
-  size_t pad_bytes = 0;
-  if (pad_mask & 1) pad_bytes += round256(st->pa.bytes);
-  if (pad_mask & 2) pad_bytes += round256(st->pb.bytes);
-  if (pad_mask && p->max_workspace >= 0 && (int64_t)(pad_bytes + 255) > p->max_workspace) {
-    why_add(plan, "(padding skipped: %zu bytes of copies exceed GKO_GEMM_ATTR_MAX_WORKSPACE) ",
-            pad_bytes);
+
+  if (p->invariant > 0) { /* GKO_GEMM_ATTR_INVARIANT: one layout for every shape */
     pad_mask = 0;
+    snprintf(pad_why, sizeof pad_why, "%s%sGKO_GEMM_ATTR_INVARIANT: no padded copies", reason,
+             reason[0] ? "; " : "");
   }
 
   /* ---- candidates, in order of preference -------------------------------------- */
-  lt_config cand[4];
+  /* masks: the chosen padding first, then (AUTO only) the other way to fix
+   * an odd k, then unpadded / padded as the other choice.  ALWAYS has no
+   * unpadded fallback, NEVER no padded one. */
+  int masks[3], nmask = 0;
+  masks[nmask++] = pad_mask;
+  if (p->pad == GKO_GEMM_PAD_AUTO && p->invariant <= 0) {
+    const int alt[3] = {k_odd ? (pad_mask == fix_keep ? fix_kpad : fix_keep) : 0,
+                        pad_mask ? 0 : fix_mask, k_odd ? fix_kpad : 0};
+    for (int i = 0; i < 3; i++) {
+      int dup = 0;
+      for (int j = 0; j < nmask; j++) dup |= masks[j] == alt[i];
+      if (!dup && (alt[i] != 0 || pad_mask != 0) && nmask < 3) masks[nmask++] = alt[i];
+    }
+  }
+  /* autotune variants: v = 1 + mask index * LT_MAX_RESULTS + heuristic rank */
+  int want_mask = -1, want_rank = 0;
+  if (plan->variant > 0) {
+    int mi = (plan->variant - 1) / LT_MAX_RESULTS;
+    want_rank = (plan->variant - 1) % LT_MAX_RESULTS;
+    if (mi >= nmask) {
+      s = gk_fail(GKO_STATUS_NOT_SUPPORTED, "cuBLASLt: no variant %d", plan->variant);
+      goto fail;
+    }
+    want_mask = masks[mi];
+  }
+  lt_config cand[6];
   int ncand = 0;
   const int c_is_d = p->ldc == p->ldd && p->stride_c == p->stride_d;
-  for (int pass = 0; pass < 2; pass++) {
-    int mask = pass == 0 ? pad_mask : (pad_mask ? 0 : fix_mask);
-    if (pass == 1) {
-      /* the other choice, when allowed: unpadded after padded unless ALWAYS;
-       * padded after unpadded unless NEVER or nothing to fix */
-      if (pad_mask && p->pad == GKO_GEMM_PAD_ALWAYS) break;
-      if (!pad_mask && (p->pad == GKO_GEMM_PAD_NEVER || mask == 0)) break;
-    }
+  for (int mi = 0; mi < nmask; mi++) {
+    const int mask = masks[mi];
+    if (want_mask >= 0 && mask != want_mask) continue;
+    const int keep = (mask & LT_KEEP_K) != 0;
+    const lt_operand *oa = keep ? &st->pak : &st->pa, *ob = keep ? &st->pbk : &st->pb;
     size_t pb = 0;
-    if (mask & 1) pb += round256(st->pa.bytes);
-    if (mask & 2) pb += round256(st->pb.bytes);
+    if (mask & 1) pb += round256(oa->bytes);
+    if (mask & 2) pb += round256(ob->bytes);
     int64_t budget = st->lt_default_budget;
     if (p->max_workspace >= 0) {
       int64_t left = p->max_workspace - (int64_t)pb - 255;
       if (left < 0) {
-        if (mask) continue;
+        if (mask) {
+          if (mi == 0)
+            why_add(plan, "(padding skipped: %zu bytes of copies exceed "
+                    "GKO_GEMM_ATTR_MAX_WORKSPACE) ", pb);
+          continue;
+        }
         left = 0;
       }
       if (left < budget) budget = left;
@@ -543,42 +729,43 @@ static gko_status_t lt_plan(gko_gemm_plan_t plan) {
       c->padded = mask;
       c->epilogue = fuse ? CUBLASLT_EPILOGUE_DEFAULT : fused_ep;
       c->c_is_d = c_is_d;
-      c->align_a = (mask & 1) ? lt_batched_align(256, st->esab, st->pa.stride_pad, st->pa.batch_pad) : align_a;
-      c->align_b = (mask & 2) ? lt_batched_align(256, st->esab, st->pb.stride_pad, st->pb.batch_pad) : align_b;
+      c->align_a = (mask & 1) ? lt_batched_align(256, st->esab, oa->stride_pad, oa->batch_pad) : align_a;
+      c->align_b = (mask & 2) ? lt_batched_align(256, st->esab, ob->stride_pad, ob->batch_pad) : align_b;
       c->align_c = c_is_d ? align_d : align_c;
       c->align_d = align_d;
       c->align_bias = (c->epilogue & LT_EP_BIAS_BIT) ? bias_align : 0;
       c->max_ws = (uint64_t)budget;
     }
   }
-  /* layouts of the padded operands (used by candidates with padding) */
-  if ((cs = lt_layout(&st->la_pad, st->ab, p->opa_l ? st->k_pad : p->ml,
-                      p->opa_l ? p->ml : st->k_pad, st->pa.ld_pad, p->batch,
-                      st->pa.stride_pad)) ||
-      (cs = lt_layout(&st->lb_pad, st->ab, p->opb_l ? p->nl : st->k_pad,
-                      p->opb_l ? st->k_pad : p->nl, st->pb.ld_pad, p->batch,
-                      st->pb.stride_pad))) {
-    s = lt_fail(cs, "cublasLtMatrixLayoutInit");
-    goto fail;
-  }
-  /* a padded A_l with an unpadded k is only used when k is aligned: then
-   * k_pad == k and the padded layouts hold the same k as the others */
+  /* (k-padded masks are 3 whenever k is odd: a k_pad layout never meets an
+   * unpadded operand of the original k) */
 
   int chosen = -1;
-  char tried[256] = "";
+  char tried[384] = "";
   for (int i = 0; i < ncand; i++) {
     lt_value v;
-    if ((s = lt_query(plan, &cand[i], &v))) goto fail;
-    if (v.found) {
+    int32_t rank[LT_MAX_RESULTS];
+    if ((s = lt_query_ranked(plan, &cand[i], &v, rank))) goto fail;
+    if (v.found && want_rank < v.count) {
       chosen = i;
       st->cfg = cand[i];
-      st->val = v;
+      st->algo = v.algo[want_rank];
+      st->algo_ws = v.ws[want_rank];
+      st->rank = want_rank;
+      st->count = v.count;
+      st->ref_rank = rank[want_rank];
       break;
     }
+    if (v.found && plan->variant > 0) {
+      s = gk_fail(GKO_STATUS_NOT_SUPPORTED, "cuBLASLt: no variant %d", plan->variant);
+      goto fail;
+    }
     size_t u = strlen(tried);
-    snprintf(tried + u, sizeof tried - u, "%s[%s%s, epilogue %s, align A/B/C/D %d/%d/%d/%d]",
-             u ? ", " : "", cand[i].padded ? "padded " : "",
-             cand[i].padded == 3 ? "A+B" : cand[i].padded == 1 ? an : cand[i].padded == 2 ? bn : "unpadded",
+    snprintf(tried + u, sizeof tried - u, "%s[%s%s%s, epilogue %s, align A/B/C/D %d/%d/%d/%d]",
+             u ? ", " : "", (cand[i].padded & 3) ? "padded " : "",
+             (cand[i].padded & 3) == 3 ? "A+B" : (cand[i].padded & 3) == 1 ? an
+             : (cand[i].padded & 3) == 2 ? bn : "unpadded",
+             (cand[i].padded & LT_KEEP_K) ? " (k kept)" : "",
              lt_epilogue_name(cand[i].epilogue), cand[i].align_a, cand[i].align_b,
              cand[i].align_c, cand[i].align_d);
   }
@@ -596,21 +783,27 @@ static gko_status_t lt_plan(gko_gemm_plan_t plan) {
   }
   st->post_bias = post_bias;
   st->post_act = post_act;
-  plan->ws_bytes = lt_total_ws(st, &st->cfg, st->val.ws, &st->off_b, &st->off_ws);
+  plan->ws_bytes = lt_total_ws(st, &st->cfg, st->algo_ws, &st->off_b, &st->off_ws);
+  /* the descriptor of this configuration, reused by execute when it needs
+   * no bias pointer */
+  if ((cs = lt_desc(&st->od, st, p, st->cfg.epilogue, NULL))) {
+    s = lt_fail(cs, "cublasLtMatmulDescInit/SetAttribute");
+    goto fail;
+  }
 
   /* ---- why ------------------------------------------------------------------- */
   {
     int32_t id = -1;
     uint32_t tile = 0, stages = 0, splitk = 0, swz = 0;
     size_t w;
-    cublasLtMatmulAlgoConfigGetAttribute(&st->val.algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &w);
-    cublasLtMatmulAlgoConfigGetAttribute(&st->val.algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile,
+    cublasLtMatmulAlgoConfigGetAttribute(&st->algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &w);
+    cublasLtMatmulAlgoConfigGetAttribute(&st->algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile,
                                          sizeof tile, &w);
-    cublasLtMatmulAlgoConfigGetAttribute(&st->val.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages,
+    cublasLtMatmulAlgoConfigGetAttribute(&st->algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages,
                                          sizeof stages, &w);
-    cublasLtMatmulAlgoConfigGetAttribute(&st->val.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk,
+    cublasLtMatmulAlgoConfigGetAttribute(&st->algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk,
                                          sizeof splitk, &w);
-    cublasLtMatmulAlgoConfigGetAttribute(&st->val.algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swz,
+    cublasLtMatmulAlgoConfigGetAttribute(&st->algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swz,
                                          sizeof swz, &w);
     const char *tn = gk_gemm_tile_name((int)tile);
     char tbuf[24];
@@ -618,29 +811,37 @@ static gko_status_t lt_plan(gko_gemm_plan_t plan) {
       snprintf(tbuf, sizeof tbuf, "#%u", tile);
       tn = tbuf;
     }
-    why_add(plan, "algo %d tile %s stages-id %u splitK %u swizzle %u (heuristic #1 of %d"
+    why_add(plan, "algo %d tile %s stages-id %u splitK %u swizzle %u (heuristic #%d of %d"
             "%s); compute %s; ",
-            (int)id, tn, stages, splitk, swz, st->val.count, chosen ? ", after fallbacks" : "",
+            (int)id, tn, stages, splitk, swz, st->rank + 1, st->count,
+            chosen ? ", after fallbacks" : "",
             st->compute == CUBLAS_COMPUTE_32F_FAST_TF32 ? "TF32 (f32 accumulate)"
             : st->compute == CUBLAS_COMPUTE_16F         ? "f16 accumulate"
                                                         : "f32 accumulate");
     if (p->swap) why_add(plan, "row-major as D^T = op(B)^T op(A)^T; ");
+    if (p->invariant > 0)
+      why_add(plan, "invariant: the algorithm of a reference problem with %lld %s and one "
+              "batch, no split-K (its choice #%d; accepted for this shape); ",
+              (long long)p->invariant, p->swap ? "rows" : "columns", (int)st->ref_rank + 1);
     if (p->epilogue)
       why_add(plan, "epilogue: cuBLASLt %s%s%s%s%s; ", lt_epilogue_name(st->cfg.epilogue),
               (post_bias || post_act) ? ", then gko's pass " : "",
               post_bias ? "bias" : "", post_bias && post_act ? "+" : "",
               post_act ? gk_act_name(post_act) : "");
-    if (st->cfg.padded) {
-      const char *who = st->cfg.padded == 3 ? "A and B" : st->cfg.padded == 1 ? an : bn;
-      why_add(plan, "%s copied to padded operands (k = %lld, lds %lld/%lld): %s; ", who,
-              (long long)(st->cfg.padded == 3 ? st->k_pad : p->k), (long long)st->pa.ld_pad,
-              (long long)st->pb.ld_pad, pad_why);
+    if (st->cfg.padded & 3) {
+      const int pm = st->cfg.padded & 3, keep = (st->cfg.padded & LT_KEEP_K) != 0;
+      const char *who = pm == 3 ? "A and B" : pm == 1 ? an : bn;
+      const lt_operand *oa = keep ? &st->pak : &st->pa, *ob = keep ? &st->pbk : &st->pb;
+      why_add(plan, "%s copied to padded operands (k = %lld%s, lds %lld/%lld): %s; ", who,
+              (long long)(keep ? p->k : st->k_pad), keep && k_odd ? " kept" : "",
+              (long long)((pm & 1) ? oa->ld_pad : p->lda_l),
+              (long long)((pm & 2) ? ob->ld_pad : p->ldb_l), pad_why);
     } else if (pad_why[0]) {
       why_add(plan, "not padded: %s; ", pad_why);
     }
     if (chosen) why_add(plan, "no algorithm for: %s; ", tried);
     why_add(plan, "workspace %zu bytes (cuBLASLt %llu of budget %llu)", plan->ws_bytes,
-            (unsigned long long)st->val.ws, (unsigned long long)st->cfg.max_ws);
+            (unsigned long long)st->algo_ws, (unsigned long long)st->cfg.max_ws);
   }
   return GKO_STATUS_SUCCESS;
 fail:
@@ -675,7 +876,8 @@ static gko_status_t lt_execute(gko_gemm_plan_t plan, const gk_gemm_args *x) {
   const gk_gemm_problem *p = &plan->p;
   gko_handle_t h = plan->handle;
   lt_config cfg = st->cfg;
-  lt_value val = st->val;
+  const cublasLtMatmulAlgo_t *algo = &st->algo;
+  lt_value val;
   int post_bias = st->post_bias, post_act = st->post_act;
   const int act = p->epilogue >> 1;
 
@@ -739,6 +941,7 @@ static gko_status_t lt_execute(gko_gemm_plan_t plan, const gk_gemm_args *x) {
     gko_status_t s = lt_query(plan, &cfg, &val);
     cudaThreadExchangeStreamCaptureMode(&mode);
     if (s) return s;
+    algo = &val.algo[0];
     if (!val.found)
       return gk_fail(GKO_STATUS_INVALID_VALUE,
                      "the pointers are less aligned than the plan's promise (A/B/C/D/bias: "
@@ -752,17 +955,19 @@ static gko_status_t lt_execute(gko_gemm_plan_t plan, const gk_gemm_args *x) {
 
   const void *a_l = x->a_l, *b_l = x->b_l;
   gko_status_t s;
+  const int keep = (cfg.padded & LT_KEEP_K) != 0;
+  const lt_operand *oa = keep ? &st->pak : &st->pa, *ob = keep ? &st->pbk : &st->pb;
   if (cfg.padded & 1) {
-    s = gk_gemm_pad_launch(st->esab, st->pa.rows, st->pa.cols, st->pa.batch_pad, x->a_l,
-                           st->pa.ld, st->pa.stride, base, st->pa.ld_pad, st->pa.cols_pad,
-                           st->pa.stride_pad, x->stream);
+    s = gk_gemm_pad_launch(st->esab, oa->rows, oa->cols, oa->batch_pad, x->a_l, oa->ld,
+                           oa->stride, base, oa->ld_pad, oa->cols_pad, oa->stride_pad,
+                           x->stream);
     if (s) return s;
     a_l = base;
   }
   if (cfg.padded & 2) {
-    s = gk_gemm_pad_launch(st->esab, st->pb.rows, st->pb.cols, st->pb.batch_pad, x->b_l,
-                           st->pb.ld, st->pb.stride, base + st->off_b, st->pb.ld_pad,
-                           st->pb.cols_pad, st->pb.stride_pad, x->stream);
+    s = gk_gemm_pad_launch(st->esab, ob->rows, ob->cols, ob->batch_pad, x->b_l, ob->ld,
+                           ob->stride, base + st->off_b, ob->ld_pad, ob->cols_pad,
+                           ob->stride_pad, x->stream);
     if (s) return s;
     b_l = base + st->off_b;
   }
@@ -773,12 +978,18 @@ static gko_status_t lt_execute(gko_gemm_plan_t plan, const gk_gemm_args *x) {
     lt_ws_bytes = avail - st->off_ws;
   }
 
-  cublasLtMatmulDescOpaque_t od;
-  cublasStatus_t cs = lt_desc(&od, st, p, cfg.epilogue, x->bias);
-  if (cs) return lt_fail(cs, "cublasLtMatmulDescInit/SetAttribute");
+  /* the plan's descriptor when nothing per call goes into it (execute only
+   * reads it, so concurrent executes may share it); else one on the stack */
+  cublasLtMatmulDescOpaque_t od_call;
+  const cublasLtMatmulDescOpaque_t *od = &st->od;
+  cublasStatus_t cs;
+  if (cfg.epilogue != st->cfg.epilogue || (cfg.epilogue & LT_EP_BIAS_BIT)) {
+    if ((cs = lt_desc(&od_call, st, p, cfg.epilogue, x->bias)))
+      return lt_fail(cs, "cublasLtMatmulDescInit/SetAttribute");
+    od = &od_call;
+  }
   const cublasLtMatrixLayoutOpaque_t *la, *lb, *lc;
-  lt_key key;
-  lt_pick(st, p, &cfg, &la, &lb, &lc, &key);
+  lt_pick(st, p, &cfg, &la, &lb, &lc, NULL);
   uint16_t ah = 0, bh = 0;
   const void *alpha = &x->alpha, *beta = &x->beta;
   if (st->scale == CUDA_R_16F) {
@@ -787,10 +998,10 @@ static gko_status_t lt_execute(gko_gemm_plan_t plan, const gk_gemm_args *x) {
     alpha = &ah;
     beta = &bh;
   }
-  cs = cublasLtMatmul((cublasLtHandle_t)gk_gemm_lt_handle(h), &od, alpha, a_l,
+  cs = cublasLtMatmul((cublasLtHandle_t)gk_gemm_lt_handle(h), (cublasLtMatmulDesc_t)od, alpha, a_l,
                       (cublasLtMatrixLayout_t)la, b_l, (cublasLtMatrixLayout_t)lb, beta, cptr,
                       (cublasLtMatrixLayout_t)lc, x->d, (cublasLtMatrixLayout_t)&st->ld,
-                      &val.algo, lt_ws, lt_ws_bytes, (cudaStream_t)x->stream);
+                      algo, lt_ws, lt_ws_bytes, (cudaStream_t)x->stream);
   if (cs) return lt_fail(cs, "cublasLtMatmul");
 
   if (post_bias || post_act) {

@@ -1,25 +1,271 @@
-/* gemm_wmma.c -- the slot for gko's own WMMA Tensor-Core GEMM backend.
+/* gemm_wmma.c -- the WMMA backend: gko's own Tensor-Core kernels
+ * (kernels/gemm_wmma.cu) behind the gk_gemm_backend interface.
  *
- * GEMM part 2 (issue 4) replaces this stub: plan() chooses a tile
- * configuration for the problem (any shape, alignment, sm_70+, fused
- * GELU-erf, split-K for decode shapes) and fills plan->state, ws_bytes and
- * why; execute() enqueues the kernel from kernels/gemm_wmma.cu; destroy()
- * frees the state.  gemm.c's gk_gemm_auto_order() then decides when AUTO
- * prefers it.  Until then a forced WMMA backend is NOT_SUPPORTED. */
+ * Plan: f16/bf16 inputs only (bf16 on sm_80+); the kernel works in the lt
+ * view (column-major) of the resolved problem, so row-major problems arrive
+ * already swapped.  min(m, n) <= 16 takes the SKINNY kernel: the plan picks
+ * how many rows of the big operand (W, the weights) a block streams (bnw)
+ * and how many ways k is split:
+ *   - the largest bnw in {64, 32, 16} that still gives (nearly) every SM a
+ *     block (rows / bnw * batch >= 0.9 SMs): one split, the epilogue in the
+ *     kernel;
+ *   - otherwise bnw = 16 and k split so that about two blocks per SM run,
+ *     each split at least two k tiles long; f32 partials go to the
+ *     workspace and a second kernel sums them in split order;
+ * then the deepest cp.async pipeline (4..8 stages of 8 KB of W) with which
+ * every block is resident at once (one wave: all blocks stream at the same
+ * rate and finish together; more bytes in flight per SM).
+ * Everything else takes the TILED kernel (one configuration, 128 x 128).
+ * Autotune variants (plan->variant > 0): TILED has one; SKINNY enumerates
+ * bnw in {16, 32, 64} x splits in {1, 2, 4, 8}.
+ * Execute: aligns the workspace to 256 bytes and enqueues; the launcher
+ * picks the cp.async or plain-load kernel from the real pointers. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "internal.h"
 
-static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
-  (void)plan;
-  return gk_fail(GKO_STATUS_NOT_SUPPORTED,
-                 "GKO_GEMM_BACKEND_WMMA (gko's own Tensor-Core kernel) is not available in "
-                 "this version of gko; use GKO_GEMM_BACKEND_AUTO or GKO_GEMM_BACKEND_CUBLASLT");
+typedef struct wmma_state {
+  gk_wmma_problem wp;
+  gk_wmma_config cfg;
+  size_t partials;
+} wmma_state;
+
+static const char *const kActName[4] = {"", " + ReLU", " + GELU-erf", " + GELU-tanh"};
+
+static void why_addf(gko_gemm_plan_t plan, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void why_addf(gko_gemm_plan_t plan, const char *fmt, ...) {
+  size_t used = strlen(plan->why);
+  if (used + 1 >= sizeof plan->why) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(plan->why + used, sizeof plan->why - used, fmt, ap);
+  va_end(ap);
 }
 
-static gko_status_t wmma_execute(gko_gemm_plan_t plan, const gk_gemm_args *args) {
-  (void)plan;
-  (void)args;
-  return gk_fail(GKO_STATUS_INTERNAL, "WMMA execute called without a WMMA plan");
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* SKINNY's big dimension (rows of W), as the kernel maps it. */
+static int64_t skinny_rows(const gk_wmma_problem *wp) {
+  const int small_n = wp->n <= 16 && (wp->m > 16 || wp->m >= wp->n);
+  return small_n ? wp->m : wp->n;
+}
+
+/* Splits of k into chunks of whole k tiles (bk): returns the chunk. */
+static int64_t skinny_chunk(int64_t k, int bk, int *splits) {
+  int64_t chunk = ceil_div(ceil_div(k, *splits), bk) * bk;
+  if (chunk < bk) chunk = bk;
+  *splits = (int)ceil_div(k, chunk);
+  if (*splits < 1) *splits = 1;
+  return chunk;
+}
+
+static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
+  const gk_gemm_problem *p = &plan->p;
+  gko_handle_t h = plan->handle;
+  if (p->ab_dtype == GKO_DTYPE_F32)
+    return gk_fail(GKO_STATUS_NOT_SUPPORTED,
+                   "GKO_GEMM_BACKEND_WMMA: gko's WMMA kernel takes f16 or bf16 inputs, not f32 "
+                   "(use GKO_GEMM_BACKEND_AUTO or CUBLASLT)");
+  if (p->ab_dtype == GKO_DTYPE_BF16 && h->cc < 80)
+    return gk_fail(GKO_STATUS_NOT_SUPPORTED,
+                   "GKO_GEMM_BACKEND_WMMA: bf16 Tensor-Core instructions need sm_80 or newer; "
+                   "this GPU is sm_%d",
+                   h->cc);
+  if (p->m == 0 || p->n == 0 || p->batch == 0 || p->k == 0) {
+    if (plan->variant > 0) return gk_fail(GKO_STATUS_NOT_SUPPORTED, "WMMA: no variant");
+    snprintf(plan->why, sizeof plan->why,
+             "%s: nothing for the kernel to do (execute writes %s)",
+             p->k == 0 ? "k = 0" : "empty D", p->k == 0 ? "act(beta * C + bias) by gko's "
+             "epilogue pass" : "nothing");
+    plan->state = NULL;
+    plan->ws_bytes = 0;
+    return GKO_STATUS_SUCCESS;
+  }
+  wmma_state *st = calloc(1, sizeof *st);
+  if (!st) return gk_fail(GKO_STATUS_ALLOC_FAILED, "host allocation of the WMMA plan failed");
+  gk_wmma_problem *wp = &st->wp;
+  wp->ab_dtype = p->ab_dtype;
+  wp->cd_dtype = p->cd_dtype;
+  wp->opa = p->opa_l;
+  wp->opb = p->opb_l;
+  wp->act = p->epilogue >> 1;
+  wp->has_bias = p->epilogue & 1;
+  wp->bias_on_rows = p->bias_on_rows;
+  wp->m = p->ml;
+  wp->n = p->nl;
+  wp->k = p->k;
+  wp->batch = p->batch;
+  wp->lda = p->lda_l;
+  wp->ldb = p->ldb_l;
+  wp->ldc = p->ldc;
+  wp->ldd = p->ldd;
+  wp->stride_a = p->stride_a_l;
+  wp->stride_b = p->stride_b_l;
+  wp->stride_c = p->stride_c;
+  wp->stride_d = p->stride_d;
+  wp->stride_bias = p->stride_bias;
+
+  gk_wmma_config *cfg = &st->cfg;
+  const int skinny = wp->m <= 16 || wp->n <= 16;
+  cfg->kind = skinny ? GK_WMMA_SKINNY : GK_WMMA_TILED;
+  cfg->splits = 1;
+  gko_status_t s;
+  int want_bnw = 0, want_splits = 0;
+  if (plan->variant > 0) {
+    const int v = plan->variant - 1;
+    if (!skinny ? v > 0 : v >= 12) {
+      free(st);
+      return gk_fail(GKO_STATUS_NOT_SUPPORTED, "WMMA: no variant %d", plan->variant);
+    }
+    if (skinny) {
+      want_bnw = 16 << (v / 4);
+      want_splits = 1 << (v % 4);
+    }
+  }
+  cfg->bnw = want_bnw ? want_bnw : 16;
+  cfg->bk = 4096 / cfg->bnw;
+  if ((s = gk_wmma_setup(wp, cfg, h->cc))) {
+    free(st);
+    return s;
+  }
+  const int64_t rows = skinny ? skinny_rows(wp) : 0;
+  if (skinny) {
+    const int64_t sms = h->sm_count > 0 ? h->sm_count : 1;
+    int bnw = 16, splits = 1;
+    if (want_bnw) {
+      bnw = want_bnw;
+      splits = want_splits;
+      if (splits > 1 && ceil_div(wp->k, splits) < 4096 / bnw) {
+        free(st);
+        return gk_fail(GKO_STATUS_NOT_SUPPORTED, "WMMA: variant %d splits k too finely",
+                       plan->variant);
+      }
+    } else {
+      int found = 0;
+      for (int b = 64; b >= 16 && !found; b /= 2)
+        if (10 * ceil_div(rows, b) * wp->batch >= 9 * sms) bnw = b, found = 1;
+      if (!found) {
+        const int64_t units = ceil_div(rows, 16) * wp->batch;
+        int64_t want = ceil_div(2 * sms, units), most = wp->k / (2 * 256);
+        if (want > most) want = most;
+        if (want > 64) want = 64;
+        splits = want < 1 ? 1 : (int)want;
+      }
+    }
+    cfg->bnw = bnw;
+    cfg->bk = 4096 / bnw;
+    cfg->splits = splits;
+    cfg->kchunk = skinny_chunk(wp->k, cfg->bk, &cfg->splits);
+    /* the partial sums must fit the workspace bound */
+    st->partials = gk_wmma_partials_bytes(wp, cfg);
+    if (st->partials && p->max_workspace >= 0 &&
+        (int64_t)(st->partials + 255) > p->max_workspace) {
+      if (want_bnw) {
+        free(st);
+        return gk_fail(GKO_STATUS_NOT_SUPPORTED, "WMMA: variant %d exceeds MAX_WORKSPACE",
+                       plan->variant);
+      }
+      cfg->splits = 1;
+      cfg->kchunk = skinny_chunk(wp->k, cfg->bk, &cfg->splits);
+      st->partials = 0;
+      why_addf(plan, "(split-K partials exceed GKO_GEMM_ATTR_MAX_WORKSPACE: one split) ");
+    }
+  }
+  if (skinny && cfg->async_ok) {
+    /* the deepest pipeline that keeps every block resident */
+    const int64_t blocks = ceil_div(rows, cfg->bnw) * cfg->splits * wp->batch;
+    const int64_t sms = h->sm_count > 0 ? h->sm_count : 1;
+    cfg->stages = 4;
+    for (int S = cfg->max_stages; S > 4; S--) {
+      cfg->stages = S;
+      const int occ = gk_wmma_skinny_occupancy(wp, cfg);
+      if (occ < 0) {
+        free(st);
+        return GKO_STATUS_CUDA_ERROR;
+      }
+      if ((int64_t)occ * sms >= blocks) break;
+      cfg->stages = 4;
+    }
+    const int occ = gk_wmma_skinny_occupancy(wp, cfg);
+    if (occ < 0) {
+      free(st);
+      return GKO_STATUS_CUDA_ERROR;
+    }
+    cfg->blocks_per_sm = occ;
+  }
+  plan->state = st;
+  plan->ws_bytes = st->partials ? st->partials + 255 : 0;
+
+  /* ---- why ---- */
+  const char *tn = p->ab_dtype == GKO_DTYPE_BF16 ? "bf16" : "f16";
+  if (!skinny) {
+    why_addf(plan,
+             "tiled kernel 128x128x32, 8 warps of 64x32 (WMMA 16x16x16 %s, f32 accumulate), "
+             "%s; %lld x %lld tiles x %lld batches, %d block(s) per SM; ",
+             tn,
+             cfg->async_ok ? "cp.async 4-stage pipeline (plain loads with register prefetch "
+                             "when A or B is not 16-byte vectorizable)"
+                           : "2 stages with register prefetch (plain loads)",
+             (long long)ceil_div(wp->m, 128), (long long)ceil_div(wp->n, 128),
+             (long long)wp->batch, cfg->blocks_per_sm);
+  } else {
+    const int64_t blocks = ceil_div(rows, cfg->bnw) * cfg->splits * wp->batch;
+    /* W, the streamed operand, in the user's naming */
+    const int small_n = wp->n <= 16 && (wp->m > 16 || wp->m >= wp->n);
+    const char *wname = small_n == p->swap ? "B" : "A";
+    why_addf(plan,
+             "skinny kernel (min(m, n) = %lld <= 16): the %lld x %lld operand %s streamed "
+             "once, %d of its rows x %d k per block and stage (WMMA 16x16x16 %s, f32 "
+             "accumulate), ",
+             (long long)(wp->m < wp->n ? wp->m : wp->n), (long long)rows, (long long)wp->k,
+             wname, cfg->bnw, cfg->bk, tn);
+    if (cfg->splits > 1)
+      why_addf(plan,
+               "split-K: k split %d ways (%lld each), f32 partials in the workspace summed in "
+               "split order by a second kernel (deterministic); ",
+               cfg->splits, (long long)cfg->kchunk);
+    else
+      why_addf(plan, "k not split (the epilogue runs in the kernel); ");
+    why_addf(plan, "%lld blocks, %d per SM resident, %d SMs; ", (long long)blocks,
+             cfg->blocks_per_sm, h->sm_count);
+    if (cfg->async_ok)
+      why_addf(plan, "cp.async %d-stage pipeline (plain loads when W or X is not 16-byte "
+               "vectorizable); ", cfg->stages);
+    else
+      why_addf(plan, "2 stages with register prefetch; ");
+  }
+  if (p->swap) why_addf(plan, "row-major as D^T = op(B)^T op(A)^T; ");
+  if (p->epilogue)
+    why_addf(plan, "epilogue fused: %s%s; ", (p->epilogue & 1) ? "bias" : "",
+             (p->epilogue & 1) ? kActName[p->epilogue >> 1]
+                               : kActName[p->epilogue >> 1] + 3);
+  why_addf(plan, "workspace %zu bytes", plan->ws_bytes);
+  return GKO_STATUS_SUCCESS;
+}
+
+static gko_status_t wmma_execute(gko_gemm_plan_t plan, const gk_gemm_args *x) {
+  const wmma_state *st = plan->state;
+  if (!st) return gk_fail(GKO_STATUS_INTERNAL, "WMMA execute without a kernel configuration");
+  void *ws = NULL;
+  if (st->partials) {
+    uintptr_t u = ((uintptr_t)x->ws + 255) & ~(uintptr_t)255;
+    ws = (void *)u;
+  }
+  return gk_wmma_launch(&st->wp, &st->cfg, x->alpha, x->beta, x->a_l, x->b_l, x->c, x->d,
+                        x->bias, ws, x->stream);
+}
+
+static void wmma_destroy(gko_gemm_plan_t plan) {
+  free(plan->state);
+  plan->state = NULL;
 }
 
 const gk_gemm_backend gk_gemm_wmma_backend = {GKO_GEMM_BACKEND_WMMA, "WMMA", wmma_plan,
-                                              wmma_execute, NULL};
+                                              wmma_execute, wmma_destroy};

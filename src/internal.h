@@ -69,6 +69,8 @@ typedef struct gk_gemm_problem {
   int64_t batch;
   int64_t stride_a, stride_b, stride_c, stride_d, stride_bias;
   int epilogue, compute, backend, fusion, pad;
+  int autotune;                                 /* GKO_GEMM_ATTR_AUTOTUNE */
+  int64_t invariant;                            /* GKO_GEMM_ATTR_INVARIANT: 0, or R */
   int64_t alignment;                            /* promise, bytes */
   int64_t max_workspace;                        /* -1: no bound */
   /* lt view */
@@ -91,14 +93,16 @@ typedef struct gk_gemm_args {
   void *stream;
 } gk_gemm_args;
 
-enum { GK_GEMM_WHY_BYTES = 640 };
+enum { GK_GEMM_WHY_BYTES = 1536 };
 
-/* A backend: part 2 adds gko's WMMA kernel as another entry of this table
+/* A backend: cuBLASLt (src/gemm_cublaslt.c) and gko's WMMA kernel
  * (src/gemm_wmma.c).  plan() fills plan->state, plan->ws_bytes and
  * plan->why, or returns NOT_SUPPORTED (detail set) when it cannot serve the
- * problem; AUTO then tries the next backend.  execute() gets arguments that
- * are already checked (non-trivial sizes, k > 0, alpha != 0, workspace big
- * enough) and must only enqueue. */
+ * problem; AUTO then tries the next backend.  plan->variant selects one of
+ * the backend's candidate configurations for the autotuner (0 = the
+ * backend's own choice; a variant beyond the last is NOT_SUPPORTED).
+ * execute() gets arguments that are already checked (non-trivial sizes,
+ * k > 0, alpha != 0, workspace big enough) and must only enqueue. */
 typedef struct gk_gemm_backend {
   int id; /* gko_gemm_backend_t */
   const char *name;
@@ -116,7 +120,13 @@ struct gko_gemm_plan_s {
   const gk_gemm_backend *backend;
   void *state;                 /* the backend's */
   size_t ws_bytes;
+  int variant;                 /* candidate configuration (autotune) */
   char why[GK_GEMM_WHY_BYTES];
+  /* execute's memo (src/gemm.c): the last pointer set and stream whose
+   * device checks passed; taken with a try-lock, never waited on */
+  int memo_lock, memo_valid;
+  const void *memo_ptr[6];
+  void *memo_stream;
 };
 
 /* Per-handle GEMM state (src/gemm.c): algorithm cache, mutex. */
@@ -148,6 +158,55 @@ gko_status_t gk_gemm_pad_launch(int esize, int64_t rows, int64_t cols,
                                 int64_t stride_src, void *dst, int64_t ld_dst,
                                 int64_t cols_dst, int64_t stride_dst,
                                 void *stream);
+
+/* kernels/gemm_wmma.cu: gko's WMMA Tensor-Core GEMM (f16/bf16 inputs, f32
+ * accumulation, fused epilogue) in the lt view: D (m x n, column-major) =
+ * act(alpha * op(A) op(B) + beta * C + bias), A stored m x k (opa 0) or
+ * k x m (opa 1) column-major, B k x n (opb 0) or n x k (opb 1); batch b at
+ * base + b * stride.  Two kernels:
+ *   TILED   128 x 128 x 32 block tiles, 8 warps of 64 x 32, shared-memory
+ *           stages (4 with cp.async on sm_80+, else 2 with register
+ *           prefetch), epilogue fused in the kernel;
+ *   SKINNY  min(m, n) <= 16 (decode): the big operand W streamed once,
+ *           bnw rows of W per block, k split `splits` ways; splits > 1
+ *           writes f32 partials to the workspace and a second kernel sums
+ *           them in split order (deterministic) and applies the epilogue. */
+enum { GK_WMMA_TILED = 0, GK_WMMA_SKINNY = 1 };
+typedef struct gk_wmma_problem {
+  int ab_dtype, cd_dtype; /* gko_dtype_t: F16 or BF16; cd ab or F32 */
+  int opa, opb, act;      /* act: 0 none, 1 ReLU, 2 GELU-erf, 3 GELU-tanh */
+  int bias_on_rows;       /* bias[i] (1) or bias[j] (0) for D(i, j) */
+  int has_bias;
+  int64_t m, n, k, batch;
+  int64_t lda, ldb, ldc, ldd, stride_a, stride_b, stride_c, stride_d, stride_bias;
+} gk_wmma_problem;
+typedef struct gk_wmma_config {
+  int kind;          /* GK_WMMA_TILED or GK_WMMA_SKINNY */
+  int async_ok;      /* cp.async kernels are usable (sm_80+, shared memory set) */
+  int bnw, bk;       /* SKINNY: rows of W per block, k per stage */
+  int splits;        /* SKINNY: k splits (1: epilogue in the main kernel) */
+  int64_t kchunk;    /* SKINNY: k per split, a multiple of bk */
+  int stages;        /* SKINNY with cp.async: pipeline depth, 4..8 (else 2) */
+  int max_stages;    /* SKINNY: the deepest the shared-memory limit allows */
+  int blocks_per_sm; /* occupancy of the chosen kernel (plan time) */
+} gk_wmma_config;
+/* SKINNY: blocks per SM of the kernel cfg selects (bnw, stages, cp.async or
+ * not), from the occupancy API; 0 on error (detail set). */
+int gk_wmma_skinny_occupancy(const gk_wmma_problem *p, const gk_wmma_config *cfg);
+/* Plan time (host): sets the kernels' dynamic shared-memory limits for the
+ * current device and fills cfg->async_ok and cfg->blocks_per_sm (cfg->kind,
+ * bnw, bk set by the caller).  NOT_SUPPORTED when the device cannot run
+ * the kernel (bf16 before sm_80), NO_KERNEL_IMAGE / CUDA_ERROR. */
+gko_status_t gk_wmma_setup(const gk_wmma_problem *p, gk_wmma_config *cfg, int cc);
+/* Bytes of f32 partial sums a SKINNY configuration needs (0 if splits == 1). */
+size_t gk_wmma_partials_bytes(const gk_wmma_problem *p, const gk_wmma_config *cfg);
+/* Enqueues the GEMM.  c NULL: beta ignored and C not read; bias NULL: none.
+ * ws: 16-byte-aligned partials (SKINNY with splits > 1).  Chooses the
+ * cp.async path when allowed and A and B are 16-byte vectorizable, and
+ * vector stores where D (and C) allow. */
+gko_status_t gk_wmma_launch(const gk_wmma_problem *p, const gk_wmma_config *cfg, float alpha,
+                            float beta, const void *a, const void *b, const void *c, void *d,
+                            const void *bias, void *ws, void *stream);
 
 /* kernels/gemm_epilogue.cu: for a column-major rows x cols matrix per batch
  * (dtype as gko_dtype_t):

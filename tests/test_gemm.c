@@ -11,11 +11,19 @@
  *   TF32                      + 2^-9        (inputs rounded to 10-bit mantissas)
  *   f16 accumulation          + 2^-11 * (2 sqrt(k) + 2)
  *   cuBLASLt's fused GELU     + 2^-10       (its tanh may be an approximation)
+ * The norm of R is taken at least sqrt(count) times the smallest normal of
+ * D's type, so outputs that are subnormal or flush to zero in D's type (the
+ * far negative GELU tail in f16) do not read as large relative errors.
  * Every output buffer is poisoned first (0xFF bytes: NaN in every dtype);
  * every byte of D outside the logical matrix (ld padding, gaps between
  * batches, the guard zone) must still hold its initial value; NaN where the
  * reference is finite counts as a failure.  Inputs are fresh random numbers
- * (seed printed; GKO_TEST_SEED replays); A/B/C padding holds NaN. */
+ * (seed printed; GKO_TEST_SEED replays); A/B/C padding holds NaN.
+ *
+ * The GPU suite runs twice: suite "gemm" with BACKEND = AUTO (cuBLASLt) and
+ * suite "gemm_wmma" with BACKEND = WMMA forced (gko's kernel; f32 inputs,
+ * and bf16 before sm_80, must answer NOT_SUPPORTED there).  "gemm_wmma" also
+ * has the skinny (m <= 16) and split-K determinism tests. */
 #include <float.h>
 #include <pthread.h>
 
@@ -76,7 +84,14 @@ typedef struct {
   int oneshot;                       /* gko_gemm instead of a plan */
   int sample_rows;                   /* > 0: check that many random rows */
   int exact;                         /* expect bit-exact results (set by the test) */
+  int backend;                       /* gko_gemm_backend_t */
+  int autotune;
+  int64_t max_workspace;             /* 0: default (-1, none) */
 } gcase;
+
+/* The backend every GPU case of this process uses (Criterion runs each test
+ * in its own process): AUTO in suite "gemm", WMMA in suite "gemm_wmma". */
+static int g_backend = GKO_GEMM_BACKEND_AUTO;
 
 static gcase gc_default(gko_dtype_t ab, gko_dtype_t cd, int64_t m, int64_t n, int64_t k) {
   gcase c;
@@ -91,7 +106,20 @@ static gcase gc_default(gko_dtype_t ab, gko_dtype_t cd, int64_t m, int64_t n, in
   c.sa = c.sb = c.sc = c.sd = c.sbias = -1;
   c.alpha = 1.0f;
   c.beta = 0.0f;
+  c.backend = g_backend;
   return c;
+}
+
+static int t_cc(void) {
+  int64_t v = 0;
+  T_OK(gko_query(GKO_QUERY_COMPUTE_CAPABILITY, 0, &v));
+  return (int)v;
+}
+
+/* WMMA's documented NOT_SUPPORTED cases */
+static int wmma_unsupported(int backend, gko_dtype_t ab) {
+  return backend == GKO_GEMM_BACKEND_WMMA &&
+         (ab == GKO_DTYPE_F32 || (ab == GKO_DTYPE_BF16 && t_cc() < 80));
 }
 
 static double t_unit(gko_dtype_t d) {
@@ -157,6 +185,9 @@ static gko_gemm_desc_t make_desc(const gcase *c) {
            {GKO_GEMM_ATTR_PAD, c->pad}};
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) T_OK(gko_gemm_desc_set(d, s[i].a, s[i].v));
   if (c->alignment) T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_ALIGNMENT, c->alignment));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_BACKEND, c->backend));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_AUTOTUNE, c->autotune));
+  if (c->max_workspace) T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_MAX_WORKSPACE, c->max_workspace));
   return d;
 }
 
@@ -177,14 +208,15 @@ static const char *describe_case(const gcase *c, char *buf, size_t n) {
   snprintf(buf, n,
            "%s/%s m=%lld n=%lld k=%lld batch=%lld t=%d%d %s ld=%lld/%lld/%lld/%lld "
            "strides=%lld/%lld/%lld/%lld/%lld ep=%d compute=%d fusion=%d pad=%d align=%lld "
-           "alpha=%g beta=%g cnull=%d cnan=%d inplace=%d off=%d/%d/%d/%d/%d oneshot=%d",
+           "alpha=%g beta=%g cnull=%d cnan=%d inplace=%d off=%d/%d/%d/%d/%d oneshot=%d "
+           "backend=%d tune=%d",
            dtn(c->ab), dtn(c->cd), (long long)c->m, (long long)c->n, (long long)c->k,
            (long long)c->batch, c->ta, c->tb, c->layout ? "col" : "row", (long long)c->lda,
            (long long)c->ldb, (long long)c->ldc, (long long)c->ldd, (long long)c->sa,
            (long long)c->sb, (long long)c->sc, (long long)c->sd, (long long)c->sbias,
            c->epilogue, c->compute, c->fusion, c->pad, (long long)c->alignment, c->alpha,
            c->beta, c->c_null, c->c_nan, c->in_place, c->off_a, c->off_b, c->off_c, c->off_d,
-           c->off_bias, c->oneshot);
+           c->off_bias, c->oneshot, c->backend, c->autotune);
   return buf;
 }
 
@@ -209,6 +241,15 @@ static int run_case(gko_handle_t h, const gcase *c, cudaStream_t stream, wsbuf *
   gko_gemm_plan_t plan = NULL;
   if (!c->oneshot) {
     gko_status_t ps = gko_gemm_plan_create(h, desc, &plan);
+    if (wmma_unsupported(c->backend, c->ab)) {
+      cr_expect_eq(ps, GKO_STATUS_NOT_SUPPORTED, "WMMA with %s inputs must be NOT_SUPPORTED [%s]",
+                   dtn(c->ab), describe_case(c, cbuf, sizeof cbuf));
+      cr_expect(ps != GKO_STATUS_NOT_SUPPORTED || strstr(gko_last_error_detail(), "WMMA"),
+                "%s", gko_last_error_detail());
+      if (ps == GKO_STATUS_SUCCESS) gko_gemm_plan_destroy(plan);
+      gko_gemm_desc_destroy(desc);
+      return ps != GKO_STATUS_NOT_SUPPORTED;
+    }
     if (ps == GKO_STATUS_NOT_SUPPORTED && c->fusion == GKO_GEMM_FUSION_REQUIRED) {
       /* documented: cuBLASLt has no fused kernel for this combination */
       cr_log_info("FUSION_REQUIRED not supported: %s [%s]", gko_last_error_detail(),
@@ -218,6 +259,12 @@ static int run_case(gko_handle_t h, const gcase *c, cudaStream_t stream, wsbuf *
     }
     cr_assert_eq(ps, GKO_STATUS_SUCCESS, "plan: %s: %s [%s]", gko_status_name(ps),
                  gko_last_error_detail(), describe_case(c, cbuf, sizeof cbuf));
+    if (c->backend != GKO_GEMM_BACKEND_AUTO) {
+      gko_gemm_backend_t be = GKO_GEMM_BACKEND_AUTO;
+      T_OK(gko_gemm_plan_backend(plan, &be));
+      cr_expect_eq((int)be, c->backend, "plan backend %d [%s]", (int)be,
+                   describe_case(c, cbuf, sizeof cbuf));
+    }
   }
 
   /* host arrays: NaN everywhere (padding), then the logical elements */
@@ -347,6 +394,11 @@ static int run_case(gko_handle_t h, const gcase *c, cudaStream_t stream, wsbuf *
         ref2 += r * r;
       }
     }
+  /* outputs below D's smallest normal (f16: 2^-14; the GELU tails) lose
+   * relative precision to subnormal rounding or flush to zero: each checked
+   * element contributes that much to the norm the error is measured by */
+  const double tiny = c->cd == GKO_DTYPE_F16 ? ldexp(1, -14) : (double)FLT_MIN;
+  ref2 += (double)bt * (double)nrows * (double)n * tiny * tiny;
   double rel = ref2 > 0 ? sqrt(err2 / ref2) : sqrt(err2);
   double tol = t_tol(c);
   cr_expect(rel <= tol, "relative error %.3g > %.3g [%s]", rel, tol,
@@ -400,6 +452,8 @@ Test(gemm_args, enum_values_are_the_documented_ones) {
   cr_expect_eq(GKO_GEMM_BACKEND_WMMA, 2);
   cr_expect_eq(GKO_GEMM_COMPUTE_F16_ACCUMULATE, 2);
   cr_expect_eq(GKO_GEMM_ATTR_MAX_WORKSPACE, 24);
+  cr_expect_eq(GKO_GEMM_ATTR_AUTOTUNE, 25);
+  cr_expect_eq(GKO_GEMM_ATTR_INVARIANT, 26);
   cr_expect_eq(sizeof(gko_gemm_attr_t), sizeof(int));
   cr_expect_eq(sizeof(gko_epilogue_t), sizeof(int));
 }
@@ -458,7 +512,10 @@ Test(gemm_args, descriptor_rejects_bad_values_unchanged) {
     gko_gemm_attr_t a;
     int64_t v;
     const char *word;
-  } bad[] = {{(gko_gemm_attr_t)25, 0, "attr"},
+  } bad[] = {{(gko_gemm_attr_t)27, 0, "attr"},
+             {GKO_GEMM_ATTR_INVARIANT, -1, "INVARIANT"},
+             {GKO_GEMM_ATTR_AUTOTUNE, 2, "AUTOTUNE"},
+             {GKO_GEMM_ATTR_AUTOTUNE, -1, "AUTOTUNE"},
              {(gko_gemm_attr_t)-1, 0, "attr"},
              {GKO_GEMM_ATTR_TRANSA, 2, "TRANSA"},
              {GKO_GEMM_ATTR_TRANSB, -1, "TRANSB"},
@@ -481,7 +538,7 @@ Test(gemm_args, descriptor_rejects_bad_values_unchanged) {
              {GKO_GEMM_ATTR_AB_DTYPE, 7, "AB_DTYPE"}};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     int64_t before = 0;
-    int known = (int)bad[i].a >= 0 && (int)bad[i].a < 25;
+    int known = (int)bad[i].a >= 0 && (int)bad[i].a < 27;
     if (known) before = dget(d, bad[i].a);
     T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_desc_set(d, bad[i].a, bad[i].v));
     cr_expect(strstr(gko_last_error_detail(), bad[i].word) != NULL, "detail '%s' lacks '%s'",
@@ -561,6 +618,26 @@ Test(gemm_args, plan_rejects_inconsistent_descriptors) {
   T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_plan_create(fake, d, &plan));
   cr_expect(strstr(gko_last_error_detail(), "CD_DTYPE") != NULL);
   gko_gemm_desc_destroy(d);
+  /* INVARIANT: D's lines must be lines of the operand that holds them, and
+   * no autotuning (the reference problem grows them) */
+  T_OK(gko_gemm_desc_create(&d, GKO_DTYPE_F16, GKO_DTYPE_F16, 64, 32, 16));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_INVARIANT, 4096));
+  cr_expect_eq(dget(d, GKO_GEMM_ATTR_INVARIANT), 4096);
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_TRANSA, GKO_OP_T));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_plan_create(fake, d, &plan));
+  cr_expect(strstr(gko_last_error_detail(), "INVARIANT") != NULL &&
+                strstr(gko_last_error_detail(), "TRANSA") != NULL,
+            "%s", gko_last_error_detail());
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_TRANSA, GKO_OP_N));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_LAYOUT, GKO_LAYOUT_COL_MAJOR));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_TRANSB, GKO_OP_T));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_plan_create(fake, d, &plan));
+  cr_expect(strstr(gko_last_error_detail(), "TRANSB") != NULL, "%s", gko_last_error_detail());
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_TRANSB, GKO_OP_N));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_AUTOTUNE, 1));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_plan_create(fake, d, &plan));
+  cr_expect(strstr(gko_last_error_detail(), "AUTOTUNE") != NULL, "%s", gko_last_error_detail());
+  gko_gemm_desc_destroy(d);
   cr_expect_eq(plan, (gko_gemm_plan_t)(uintptr_t)0x99, "plan written on failure");
 }
 
@@ -605,7 +682,16 @@ Test(gemm_args, plan_queries_and_execute_reject_null) {
 
 /* Every combination of the small odd sizes, f16 in and out, no epilogue, with
  * a random beta (0 half of the time) and transposes. */
+static void body_small_sizes_every_combination_f16(void);
 Test(gemm, small_sizes_every_combination_f16, .timeout = 900) {
+  g_backend = GKO_GEMM_BACKEND_AUTO;
+  body_small_sizes_every_combination_f16();
+}
+Test(gemm_wmma, small_sizes_every_combination_f16, .timeout = 900) {
+  g_backend = GKO_GEMM_BACKEND_WMMA;
+  body_small_sizes_every_combination_f16();
+}
+static void body_small_sizes_every_combination_f16(void) {
   T_REQUIRE_GPU();
   uint64_t seed = t_seed();
   gko_handle_t h = t_handle();
@@ -629,7 +715,16 @@ Test(gemm, small_sizes_every_combination_f16, .timeout = 900) {
 
 /* Every type combination x compute mode x epilogue x fusion policy, on
  * sampled odd sizes, transposes, beta and both layouts. */
+static void body_dtypes_computes_epilogues_fusions(void);
 Test(gemm, dtypes_computes_epilogues_fusions, .timeout = 900) {
+  g_backend = GKO_GEMM_BACKEND_AUTO;
+  body_dtypes_computes_epilogues_fusions();
+}
+Test(gemm_wmma, dtypes_computes_epilogues_fusions, .timeout = 900) {
+  g_backend = GKO_GEMM_BACKEND_WMMA;
+  body_dtypes_computes_epilogues_fusions();
+}
+static void body_dtypes_computes_epilogues_fusions(void) {
   T_REQUIRE_GPU();
   uint64_t seed = t_seed();
   gko_handle_t h = t_handle();
@@ -650,7 +745,9 @@ Test(gemm, dtypes_computes_epilogues_fusions, .timeout = 900) {
       if (kTypes[t].ab == GKO_DTYPE_BF16 && cc10 < 80) continue;
       for (int ep = 0; ep < 8; ep++)
         for (int fu = 0; fu < 3; fu++) {
-          if (fu == GKO_GEMM_FUSION_REQUIRED && (ep >> 1) == 2) continue; /* NOT_SUPPORTED */
+          /* cuBLASLt cannot fuse GELU-erf (NOT_SUPPORTED); WMMA fuses everything */
+          if (fu == GKO_GEMM_FUSION_REQUIRED && (ep >> 1) == 2 && g_backend != GKO_GEMM_BACKEND_WMMA)
+            continue;
           for (int rep = 0; rep < 3; rep++) {
             gcase c = gc_default(kTypes[t].ab, kTypes[t].cd, pick_size(), pick_size(),
                                  pick_size());
@@ -679,7 +776,16 @@ Test(gemm, dtypes_computes_epilogues_fusions, .timeout = 900) {
 
 /* Transposes, layouts, padded leading dimensions (NaN in the padding), in
  * place, one-shot. */
+static void body_transposes_layouts_padded_ld_in_place_oneshot(void);
 Test(gemm, transposes_layouts_padded_ld_in_place_oneshot, .timeout = 600) {
+  g_backend = GKO_GEMM_BACKEND_AUTO;
+  body_transposes_layouts_padded_ld_in_place_oneshot();
+}
+Test(gemm_wmma, transposes_layouts_padded_ld_in_place_oneshot, .timeout = 600) {
+  g_backend = GKO_GEMM_BACKEND_WMMA;
+  body_transposes_layouts_padded_ld_in_place_oneshot();
+}
+static void body_transposes_layouts_padded_ld_in_place_oneshot(void) {
   T_REQUIRE_GPU();
   uint64_t seed = t_seed();
   gko_handle_t h = t_handle();
@@ -711,7 +817,16 @@ Test(gemm, transposes_layouts_padded_ld_in_place_oneshot, .timeout = 600) {
   gko_destroy(h);
 }
 
+static void body_batched_strided_broadcast(void);
 Test(gemm, batched_strided_broadcast, .timeout = 600) {
+  g_backend = GKO_GEMM_BACKEND_AUTO;
+  body_batched_strided_broadcast();
+}
+Test(gemm_wmma, batched_strided_broadcast, .timeout = 600) {
+  g_backend = GKO_GEMM_BACKEND_WMMA;
+  body_batched_strided_broadcast();
+}
+static void body_batched_strided_broadcast(void) {
   T_REQUIRE_GPU();
   uint64_t seed = t_seed();
   gko_handle_t h = t_handle();
@@ -745,7 +860,16 @@ Test(gemm, batched_strided_broadcast, .timeout = 600) {
 
 /* k = 0 and alpha = 0: D = epilogue(beta * C), exactly beta*C rounded once
  * without an epilogue; A and B are not read (NaN there, or NULL). */
+static void body_k_zero_and_alpha_zero(void);
 Test(gemm, k_zero_and_alpha_zero) {
+  g_backend = GKO_GEMM_BACKEND_AUTO;
+  body_k_zero_and_alpha_zero();
+}
+Test(gemm_wmma, k_zero_and_alpha_zero) {
+  g_backend = GKO_GEMM_BACKEND_WMMA;
+  body_k_zero_and_alpha_zero();
+}
+static void body_k_zero_and_alpha_zero(void) {
   T_REQUIRE_GPU();
   uint64_t seed = t_seed();
   gko_handle_t h = t_handle();
@@ -782,7 +906,16 @@ Test(gemm, k_zero_and_alpha_zero) {
 }
 
 /* m = 0 or n = 0 or batch = 0: success, nothing written, NULLs allowed. */
+static void body_empty_outputs_write_nothing(void);
 Test(gemm, empty_outputs_write_nothing) {
+  g_backend = GKO_GEMM_BACKEND_AUTO;
+  body_empty_outputs_write_nothing();
+}
+Test(gemm_wmma, empty_outputs_write_nothing) {
+  g_backend = GKO_GEMM_BACKEND_WMMA;
+  body_empty_outputs_write_nothing();
+}
+static void body_empty_outputs_write_nothing(void) {
   T_REQUIRE_GPU();
   gko_handle_t h = t_handle();
   unsigned char *d = t_dalloc(256), back[256];
@@ -795,6 +928,7 @@ Test(gemm, empty_outputs_write_nothing) {
                               shapes[s][2]));
     T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_BATCH_COUNT, shapes[s][3]));
     T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_EPILOGUE, GKO_EPILOGUE_BIAS_GELU_ERF));
+    T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_BACKEND, g_backend));
     T_OK(gko_gemm_plan_create(h, desc, &plan));
     size_t ws = 1;
     T_OK(gko_gemm_workspace_size(plan, &ws));
@@ -817,7 +951,16 @@ Test(gemm, empty_outputs_write_nothing) {
 
 /* beta = 0: C is never read, NaN/Inf in it (or in D beforehand) must not
  * leak; C may be NULL. */
+static void body_beta_zero_never_reads_c(void);
 Test(gemm, beta_zero_never_reads_c) {
+  g_backend = GKO_GEMM_BACKEND_AUTO;
+  body_beta_zero_never_reads_c();
+}
+Test(gemm_wmma, beta_zero_never_reads_c) {
+  g_backend = GKO_GEMM_BACKEND_WMMA;
+  body_beta_zero_never_reads_c();
+}
+static void body_beta_zero_never_reads_c(void) {
   T_REQUIRE_GPU();
   uint64_t seed = t_seed();
   gko_handle_t h = t_handle();
@@ -844,7 +987,16 @@ Test(gemm, beta_zero_never_reads_c) {
 /* Pointers at every small element offset, padded leading dimensions with
  * NaN padding, plans promising 16 bytes (execute falls back) or the real
  * alignment, padding forced on, off and automatic. */
+static void body_unaligned_pointers_and_leading_dimensions(void);
 Test(gemm, unaligned_pointers_and_leading_dimensions, .timeout = 600) {
+  g_backend = GKO_GEMM_BACKEND_AUTO;
+  body_unaligned_pointers_and_leading_dimensions();
+}
+Test(gemm_wmma, unaligned_pointers_and_leading_dimensions, .timeout = 600) {
+  g_backend = GKO_GEMM_BACKEND_WMMA;
+  body_unaligned_pointers_and_leading_dimensions();
+}
+static void body_unaligned_pointers_and_leading_dimensions(void) {
   T_REQUIRE_GPU();
   uint64_t seed = t_seed();
   gko_handle_t h = t_handle();
@@ -877,7 +1029,16 @@ Test(gemm, unaligned_pointers_and_leading_dimensions, .timeout = 600) {
 
 /* Long all-ones dot products are exact in f32 accumulation: k ones sum to
  * exactly k (representable in f16/bf16 for these k). */
+static void body_long_all_ones_dot_products_are_exact(void);
 Test(gemm, long_all_ones_dot_products_are_exact) {
+  g_backend = GKO_GEMM_BACKEND_AUTO;
+  body_long_all_ones_dot_products_are_exact();
+}
+Test(gemm_wmma, long_all_ones_dot_products_are_exact) {
+  g_backend = GKO_GEMM_BACKEND_WMMA;
+  body_long_all_ones_dot_products_are_exact();
+}
+static void body_long_all_ones_dot_products_are_exact(void) {
   T_REQUIRE_GPU();
   gko_handle_t h = t_handle();
   const int64_t m = 48, n = 40, ks[] = {2048, 4096, 1027};
@@ -889,6 +1050,7 @@ Test(gemm, long_all_ones_dot_products_are_exact) {
         int64_t k = ks[kk];
         gko_dtype_t cd = out32 ? GKO_DTYPE_F32 : dts[d];
         if (!out32 && dts[d] == GKO_DTYPE_BF16 && k == 1027) continue; /* 1027 not in bf16 */
+        if (wmma_unsupported(g_backend, dts[d])) continue;
         uint16_t one = dts[d] == GKO_DTYPE_F16 ? 0x3c00 : 0x3f80;
         uint16_t *ha = malloc(m * k * 2), *hb = malloc(k * n * 2);
         for (int64_t i = 0; i < m * k; i++) ha[i] = one;
@@ -900,6 +1062,7 @@ Test(gemm, long_all_ones_dot_products_are_exact) {
         gko_gemm_desc_t desc;
         gko_gemm_plan_t plan;
         T_OK(gko_gemm_desc_create(&desc, dts[d], cd, m, n, k));
+        T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_BACKEND, g_backend));
         T_OK(gko_gemm_plan_create(h, desc, &plan));
         size_t need;
         T_OK(gko_gemm_workspace_size(plan, &need));
@@ -927,7 +1090,16 @@ Test(gemm, long_all_ones_dot_products_are_exact) {
 }
 
 /* A few large shapes, checked on sampled rows. */
+static void body_large_shapes_sampled_rows(void);
 Test(gemm, large_shapes_sampled_rows, .timeout = 900) {
+  g_backend = GKO_GEMM_BACKEND_AUTO;
+  body_large_shapes_sampled_rows();
+}
+Test(gemm_wmma, large_shapes_sampled_rows, .timeout = 900) {
+  g_backend = GKO_GEMM_BACKEND_WMMA;
+  body_large_shapes_sampled_rows();
+}
+static void body_large_shapes_sampled_rows(void) {
   T_REQUIRE_GPU();
   uint64_t seed = t_seed();
   gko_handle_t h = t_handle();
@@ -984,7 +1156,8 @@ Test(gemm, plan_backend_describe_workspace) {
   cr_expect(strstr(text, "padded") != NULL, "k = 1027 pads by default: %s", text);
   cr_expect(strstr(text, "GELU-erf") != NULL, "%s", text);
   T_OK(gko_gemm_workspace_size(p, &ws));
-  cr_expect(ws >= 2 * 4096 * 1032 * 2, "workspace %zu holds the padded copies", ws);
+  /* sm_80+: only A (lda = 1027) is copied, k kept; before: A and B, k = 1032 */
+  cr_expect(ws >= 4096 * 1032 * 2, "workspace %zu holds the padded copies", ws);
   char small[8];
   T_OK(gko_gemm_plan_describe(p, small, sizeof small, NULL));
   cr_expect_eq(strlen(small), sizeof small - 1);
@@ -1070,6 +1243,7 @@ Test(gemm, gelu_tanh_tail_fused_vs_gko_pass) {
 
 static void capture_vs_eager(gko_handle_t h, gko_dtype_t ab, gko_dtype_t cd, int64_t m, int64_t n,
                              int64_t k, int ep, int pad, int offset_elems, int oneshot) {
+  if (wmma_unsupported(g_backend, ab)) return;
   size_t esab = gko_dtype_size(ab), escd = gko_dtype_size(cd);
   size_t ba = (m * k + 8) * esab, bb = (k * n + 8) * esab, bd = (m * n + 8) * escd;
   unsigned char *ha = malloc(ba), *hb = malloc(bb), *hbias = malloc(n * escd + 16);
@@ -1091,6 +1265,7 @@ static void capture_vs_eager(gko_handle_t h, gko_dtype_t ab, gko_dtype_t cd, int
   T_OK(gko_gemm_desc_create(&desc, ab, cd, m, n, k));
   T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_EPILOGUE, ep));
   T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_PAD, pad));
+  T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_BACKEND, g_backend));
   T_OK(gko_gemm_plan_create(h, desc, &plan));
   size_t need;
   T_OK(gko_gemm_workspace_size(plan, &need));
@@ -1140,7 +1315,16 @@ static void capture_vs_eager(gko_handle_t h, gko_dtype_t ab, gko_dtype_t cd, int
   cudaFree(dbias);
 }
 
+static void body_graph_capture_matches_eager(void);
 Test(gemm, graph_capture_matches_eager) {
+  g_backend = GKO_GEMM_BACKEND_AUTO;
+  body_graph_capture_matches_eager();
+}
+Test(gemm_wmma, graph_capture_matches_eager) {
+  g_backend = GKO_GEMM_BACKEND_WMMA;
+  body_graph_capture_matches_eager();
+}
+static void body_graph_capture_matches_eager(void) {
   T_REQUIRE_GPU();
   t_seed();
   gko_handle_t h = t_handle();
@@ -1153,6 +1337,10 @@ Test(gemm, graph_capture_matches_eager) {
   capture_vs_eager(h, GKO_DTYPE_F16, GKO_DTYPE_F16, 300, 264, 1027, GKO_EPILOGUE_BIAS, GKO_GEMM_PAD_ALWAYS, 0, 0);
   capture_vs_eager(h, GKO_DTYPE_F32, GKO_DTYPE_F32, 256, 128, 64, GKO_EPILOGUE_RELU, GKO_GEMM_PAD_NEVER, 1, 0);
   capture_vs_eager(h, GKO_DTYPE_F16, GKO_DTYPE_F16, 256, 256, 256, GKO_EPILOGUE_BIAS_RELU, 0, 0, 1);
+  /* decode shapes: WMMA's skinny kernel with split-K (two kernels) and
+   * without, misaligned (plain loads) */
+  capture_vs_eager(h, GKO_DTYPE_F16, GKO_DTYPE_F16, 4, 300, 4096, GKO_EPILOGUE_BIAS_GELU_ERF, 0, 0, 0);
+  capture_vs_eager(h, GKO_DTYPE_BF16, GKO_DTYPE_F32, 1, 2112, 512, GKO_EPILOGUE_NONE, 0, 1, 0);
   gko_destroy(h);
 }
 
@@ -1183,7 +1371,16 @@ static void *thread_main(void *p) {
   return NULL;
 }
 
+static void body_handle_shared_by_threads_with_own_workspaces(void);
 Test(gemm, handle_shared_by_threads_with_own_workspaces, .timeout = 600) {
+  g_backend = GKO_GEMM_BACKEND_AUTO;
+  body_handle_shared_by_threads_with_own_workspaces();
+}
+Test(gemm_wmma, handle_shared_by_threads_with_own_workspaces, .timeout = 600) {
+  g_backend = GKO_GEMM_BACKEND_WMMA;
+  body_handle_shared_by_threads_with_own_workspaces();
+}
+static void body_handle_shared_by_threads_with_own_workspaces(void) {
   T_REQUIRE_GPU();
   uint64_t seed = t_seed();
   gko_handle_t h = t_handle();
@@ -1223,12 +1420,17 @@ Test(gemm, bad_arguments_leave_output_untouched) {
   gko_gemm_desc_t desc;
   gko_gemm_plan_t plan = NULL, keep = (gko_gemm_plan_t)(uintptr_t)0x77;
   T_OK(gko_gemm_desc_create(&desc, GKO_DTYPE_F16, GKO_DTYPE_F16, m, n, k));
-  /* plan-time: NOT_SUPPORTED choices */
+  /* plan-time: NOT_SUPPORTED choices.  WMMA takes no f32 inputs. */
   T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_BACKEND, GKO_GEMM_BACKEND_WMMA));
+  T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_AB_DTYPE, GKO_DTYPE_F32));
+  T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_CD_DTYPE, GKO_DTYPE_F32));
   plan = keep;
   T_FAILS(GKO_STATUS_NOT_SUPPORTED, gko_gemm_plan_create(h, desc, &plan));
   cr_expect(strstr(gko_last_error_detail(), "WMMA") != NULL);
-  T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_BACKEND, GKO_GEMM_BACKEND_AUTO));
+  T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_AB_DTYPE, GKO_DTYPE_F16));
+  T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_CD_DTYPE, GKO_DTYPE_F16));
+  /* cuBLASLt alone cannot fuse these (AUTO would take WMMA, which can) */
+  T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_BACKEND, GKO_GEMM_BACKEND_CUBLASLT));
   T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_EPILOGUE, GKO_EPILOGUE_BIAS_GELU_ERF));
   T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_FUSION, GKO_GEMM_FUSION_REQUIRED));
   T_FAILS(GKO_STATUS_NOT_SUPPORTED, gko_gemm_plan_create(h, desc, &plan));
@@ -1319,5 +1521,198 @@ Test(gemm, bad_arguments_leave_output_untouched) {
   cudaFree(d);
   cudaFree(bias);
   gko_gemm_desc_destroy(desc);
+  gko_destroy(h);
+}
+
+/* ====================== WMMA: skinny kernel, split-K, autotune ===================== */
+
+/* m = 1..16 rows against wide weights, both weight layouts (W [n, k] with
+ * transb, B [k, n]), f16 and bf16, epilogues, beta, a column-major problem
+ * (n small: the other side of the kernel's mapping), batches, a misaligned
+ * activation and the split-K path (n small enough that k is split) and its
+ * single-split form (MAX_WORKSPACE = 0). */
+Test(gemm_wmma, skinny_m1_to_16_against_float64, .timeout = 900) {
+  T_REQUIRE_GPU();
+  uint64_t seed = t_seed();
+  g_backend = GKO_GEMM_BACKEND_WMMA;
+  gko_handle_t h = t_handle();
+  const int cc = t_cc();
+  wsbuf w = {0};
+  int bad = 0;
+  const int64_t ns[] = {5, 64, 300, 2100}, ks[] = {7, 64, 1027, 3000};
+  for (int m = 1; m <= 16; m++)
+    for (int var = 0; var < 8; var++) {
+      const gko_dtype_t ab = (var & 1) && cc >= 80 ? GKO_DTYPE_BF16 : GKO_DTYPE_F16;
+      const gko_dtype_t cd = (var & 2) ? GKO_DTYPE_F32 : ab;
+      gcase c = gc_default(ab, cd, m, ns[(m + var) % 4], ks[(m / 4 + var) % 4]);
+      c.tb = (var >> 2) & 1;
+      c.epilogue = (m + var) % 8;
+      c.beta = var % 3 == 0 ? 0.5f : 0.0f;
+      c.alpha = 1.5f;
+      if (m % 5 == 0) c.layout = GKO_LAYOUT_COL_MAJOR;
+      if (m % 7 == 0) c.batch = 3;
+      if (m % 6 == 0) c.off_a = 1; /* X misaligned: plain loads */
+      if (m % 4 == 3) c.ta = 1;
+      if (var == 7) c.max_workspace = 0; /* no split-K partials */
+      if (m == 16 && var == 0) { /* both small: the kernel picks the larger side */
+        c.n = 12;
+      }
+      bad += run_case(h, &c, NULL, &w);
+      cr_assert(bad <= 20, "seed %llu: too many failures", (unsigned long long)seed);
+    }
+  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
+  ws_free(&w);
+  gko_destroy(h);
+}
+
+/* The plan says skinny / split-K, the workspace holds the partials, and two
+ * runs (the workspace poisoned in between) are bitwise equal. */
+Test(gemm_wmma, splitk_results_are_bitwise_reproducible) {
+  T_REQUIRE_GPU();
+  t_seed();
+  gko_handle_t h = t_handle();
+  const int64_t shapes[][3] = {{4, 300, 8192}, {1, 64, 4096}, {16, 1000, 2048}, {3, 4096, 4096}};
+  for (int sh = 0; sh < 4; sh++)
+    for (int tb = 0; tb < 2; tb++) {
+      const int64_t m = shapes[sh][0], n = shapes[sh][1], k = shapes[sh][2];
+      gko_gemm_desc_t desc;
+      gko_gemm_plan_t plan;
+      T_OK(gko_gemm_desc_create(&desc, GKO_DTYPE_F16, GKO_DTYPE_F16, m, n, k));
+      T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_TRANSB, tb));
+      T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_EPILOGUE, GKO_EPILOGUE_BIAS_GELU_TANH));
+      T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_BACKEND, GKO_GEMM_BACKEND_WMMA));
+      T_OK(gko_gemm_plan_create(h, desc, &plan));
+      char why[2048];
+      T_OK(gko_gemm_plan_describe(plan, why, sizeof why, NULL));
+      cr_log_info("plan %lldx%lldx%lld tb %d: %s", (long long)m, (long long)n, (long long)k, tb, why);
+      cr_expect(strstr(why, "skinny") != NULL, "%s", why);
+      size_t need = 0;
+      T_OK(gko_gemm_workspace_size(plan, &need));
+      if (sh == 0) cr_expect(strstr(why, "split-K") != NULL && need > 0, "%s", why);
+      uint16_t *ha = malloc(m * k * 2), *hb = malloc(k * n * 2), *hbias = malloc(n * 2);
+      for (int64_t i = 0; i < m * k; i++) ha[i] = t_double_to_f16(t_uniform(-1, 1));
+      for (int64_t i = 0; i < k * n; i++) hb[i] = t_double_to_f16(t_uniform(-1, 1));
+      for (int64_t i = 0; i < n; i++) hbias[i] = t_double_to_f16(t_uniform(-1, 1));
+      void *da = t_dalloc(m * k * 2), *db = t_dalloc(k * n * 2), *dbias = t_dalloc(n * 2);
+      void *d1 = t_dalloc(m * n * 2), *d2 = t_dalloc(m * n * 2), *ws = t_dalloc(need + 1);
+      t_h2d(da, ha, m * k * 2);
+      t_h2d(db, hb, k * n * 2);
+      t_h2d(dbias, hbias, n * 2);
+      T_CUDA(cudaMemset(ws, 0x00, need + 1));
+      T_OK(gko_gemm_execute(plan, 1.0f, da, db, 0.0f, NULL, d1, dbias, ws, need, NULL));
+      T_CUDA(cudaMemset(ws, T_POISON_BYTE, need + 1));
+      T_OK(gko_gemm_execute(plan, 1.0f, da, db, 0.0f, NULL, d2, dbias, ws, need, NULL));
+      T_CUDA(cudaDeviceSynchronize());
+      uint16_t *h1 = malloc(m * n * 2), *h2 = malloc(m * n * 2);
+      t_d2h(h1, d1, m * n * 2);
+      t_d2h(h2, d2, m * n * 2);
+      cr_expect_eq(memcmp(h1, h2, m * n * 2), 0, "two runs differ (%lldx%lldx%lld tb %d)",
+                   (long long)m, (long long)n, (long long)k, tb);
+      /* and they are right: one row against float64 */
+      double err2 = 0, ref2 = 0;
+      for (int64_t j = 0; j < n; j++) {
+        double sum = hv_get(GKO_DTYPE_F16, hbias, j);
+        for (int64_t p = 0; p < k; p++)
+          sum += hv_get(GKO_DTYPE_F16, ha, (m - 1) * k + p) *
+                 hv_get(GKO_DTYPE_F16, hb, tb ? j * k + p : p * n + j);
+        double r = ref_act(3, sum), got = hv_get(GKO_DTYPE_F16, h1, (m - 1) * n + j);
+        err2 += (got - r) * (got - r);
+        ref2 += r * r;
+      }
+      cr_expect(sqrt(err2 / ref2) < 4 * ldexp(1, -11) + 16 * ldexp(1, -24) * sqrt((double)k),
+                "relative error %g", sqrt(err2 / ref2));
+      free(ha);
+      free(hb);
+      free(hbias);
+      free(h1);
+      free(h2);
+      cudaFree(da);
+      cudaFree(db);
+      cudaFree(dbias);
+      cudaFree(d1);
+      cudaFree(d2);
+      cudaFree(ws);
+      gko_gemm_plan_destroy(plan);
+      gko_gemm_desc_destroy(desc);
+    }
+  gko_destroy(h);
+}
+
+/* AUTO gives what cuBLASLt cannot fuse to WMMA: GELU-erf with
+ * FUSION_REQUIRED runs fused, in one kernel, and is right. */
+Test(gemm, auto_takes_wmma_where_cublaslt_cannot) {
+  T_REQUIRE_GPU();
+  uint64_t seed = t_seed();
+  gko_handle_t h = t_handle();
+  wsbuf w = {0};
+  int bad = 0;
+  gcase c = gc_default(GKO_DTYPE_F16, GKO_DTYPE_F16, 200, 136, 72);
+  c.epilogue = GKO_EPILOGUE_BIAS_GELU_ERF;
+  c.fusion = GKO_GEMM_FUSION_REQUIRED;
+  c.tb = 1;
+  gko_gemm_desc_t d = make_desc(&c);
+  gko_gemm_plan_t p;
+  T_OK(gko_gemm_plan_create(h, d, &p));
+  gko_gemm_backend_t be = GKO_GEMM_BACKEND_AUTO;
+  T_OK(gko_gemm_plan_backend(p, &be));
+  cr_expect_eq(be, GKO_GEMM_BACKEND_WMMA);
+  char why[2048];
+  T_OK(gko_gemm_plan_describe(p, why, sizeof why, NULL));
+  cr_expect(strstr(why, "fused") != NULL, "%s", why);
+  gko_gemm_plan_destroy(p);
+  gko_gemm_desc_destroy(d);
+  bad += run_case(h, &c, NULL, &w);
+  /* f32 inputs: neither backend can, and the detail says why for both */
+  c.ab = c.cd = GKO_DTYPE_F32;
+  d = make_desc(&c);
+  T_FAILS(GKO_STATUS_NOT_SUPPORTED, gko_gemm_plan_create(h, d, &p));
+  cr_expect(strstr(gko_last_error_detail(), "GELU-erf") != NULL, "%s", gko_last_error_detail());
+  gko_gemm_desc_destroy(d);
+  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
+  ws_free(&w);
+  gko_destroy(h);
+}
+
+/* AUTOTUNE: the plan times its candidates, says so, is right, and a second
+ * plan of the same problem takes the handle's cached answer. */
+Test(gemm, autotune_times_candidates_and_caches_the_winner, .timeout = 600) {
+  T_REQUIRE_GPU();
+  uint64_t seed = t_seed();
+  gko_handle_t h = t_handle();
+  wsbuf w = {0};
+  int bad = 0;
+  const int cc = t_cc();
+  const struct {
+    gko_dtype_t ab;
+    int64_t m, n, k;
+    int backend, ep, tb;
+  } cases[] = {{GKO_DTYPE_F16, 256, 320, 1027, GKO_GEMM_BACKEND_AUTO, GKO_EPILOGUE_BIAS_GELU_ERF, 1},
+               {GKO_DTYPE_F16, 2, 1024, 2048, GKO_GEMM_BACKEND_WMMA, GKO_EPILOGUE_BIAS, 1},
+               {GKO_DTYPE_BF16, 3, 512, 512, GKO_GEMM_BACKEND_AUTO, GKO_EPILOGUE_NONE, 0},
+               {GKO_DTYPE_F32, 64, 96, 80, GKO_GEMM_BACKEND_CUBLASLT, GKO_EPILOGUE_RELU, 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    if (cases[i].ab == GKO_DTYPE_BF16 && cc < 80) continue;
+    gcase c = gc_default(cases[i].ab, cases[i].ab, cases[i].m, cases[i].n, cases[i].k);
+    c.backend = cases[i].backend;
+    c.epilogue = cases[i].ep;
+    c.tb = cases[i].tb;
+    c.autotune = 1;
+    for (int rep = 0; rep < 2; rep++) {
+      gko_gemm_desc_t d = make_desc(&c);
+      gko_gemm_plan_t p;
+      T_OK(gko_gemm_plan_create(h, d, &p));
+      char why[2048];
+      T_OK(gko_gemm_plan_describe(p, why, sizeof why, NULL));
+      cr_log_info("autotune %zu rep %d: %s", i, rep, why);
+      cr_expect(strstr(why, "autotune") != NULL && strstr(why, "candidates timed") != NULL,
+                "%s", why);
+      if (rep == 1) cr_expect(strstr(why, "cached") != NULL, "%s", why);
+      gko_gemm_plan_destroy(p);
+      gko_gemm_desc_destroy(d);
+    }
+    bad += run_case(h, &c, NULL, &w);
+  }
+  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
+  ws_free(&w);
   gko_destroy(h);
 }

@@ -3,13 +3,21 @@ the same inputs.  torch.matmul for the plain shapes; for BERT's FFN1 linear
 layer F.linear, F.linear with bias, torch._addmm_activation (cuBLASLt's
 bias+GELU-tanh epilogue) and F.gelu(F.linear(...)) (erf, eager).
 
+Decode shapes (issue 4): m = 1 or 16 rows against 4096 x 4096 and
+11008 x 4096 weights, in both layouts (W [n, k] through F.linear, B [k, n]
+through torch.matmul), gko with the cuBLASLt and the WMMA backend forced,
+the weights rotated over copies totalling >= 256 MB so that they come from
+HBM (the H200's L2 holds 50 MB); % floor = (bytes of x, W and y once /
+4.2 TB/s) / device time.
+
 Device time: CUDA-graph replay (harness.device_time), median per call.
 Latency: one call until done, median.  ratio = torch time / gko time (above 1:
 gko is faster).  max_err: max |D - ref| / max |ref| on sampled rows against a
 float64 reference.
 
-    PYTHONPATH=python python3 python/bench/bench_gemm.py [--quick] [--json FILE]
+    PYTHONPATH=python python3 python/bench/bench_gemm.py [--quick] [--decode-only] [--json FILE]
 """
+import math
 import argparse
 import json
 import os
@@ -61,9 +69,86 @@ def backend_of(plan):
     return b
 
 
+DECODE = [(1, 4096, 4096), (16, 4096, 4096), (1, 11008, 4096), (16, 11008, 4096)]
+HBM_BYTES_PER_US = 4.2e6  # issue 4's memory floor: 4.2 TB/s
+
+
+def rotation(tensors):
+    """A function returning the next of `tensors` on each call."""
+    state = [0]
+
+    def nxt():
+        t = tensors[state[0] % len(tensors)]
+        state[0] += 1
+        return t
+    return nxt
+
+
+def decode(h, rows, verbose):
+    print("# decode: device time by graph replay, weights rotated beyond L2; "
+          "%%floor = memory floor / time (floor: bytes once / 4.2 TB/s)")
+    print("%-28s %-5s %8s | %9s %6s %8s | %9s %6s %8s | %9s %6s %8s | %7s %7s" % (
+        "case", "dtype", "floor_us", "lt_us", "%floor", "lt_lat", "wmma_us", "%floor",
+        "wmma_lat", "torch_us", "%floor", "tch_lat", "t/lt", "t/wmma"))
+    for dname in ("f16", "bf16"):
+        dt = DT[dname]
+        for wl in ("W[n,k]", "B[k,n]"):
+            for m, n, k in DECODE:
+                x = torch.randn(m, k, device="cuda").to(dt)
+                nrot = max(2, math.ceil(256e6 / (n * k * 2)))
+                if wl == "W[n,k]":
+                    ws = [(torch.randn(n, k, device="cuda") / 8).to(dt) for _ in range(nrot)]
+                else:
+                    ws = [(torch.randn(k, n, device="cuda") / 8).to(dt) for _ in range(nrot)]
+                y = torch.empty(m, n, device="cuda", dtype=dt)
+                calls = max(20, nrot)
+                floor_us = (m * k + n * k + m * n) * 2 / HBM_BYTES_PER_US
+                res = {}
+                for be in ("cublaslt", "wmma"):
+                    plan = gg.Plan(h, dt, dt, m, n, k, transb=(wl == "W[n,k]"), backend=be)
+                    if verbose:
+                        print("# plan %s %s %dx%dx%d %s: %s" % (wl, dname, m, n, k, be,
+                                                               plan.describe()))
+                    nxt = rotation(ws)
+                    fn = lambda: plan.execute(x, nxt(), y)  # noqa: E731
+                    dev = device_time(fn, calls=calls)
+                    lat = latency(fn)
+                    plan.execute(x, ws[0], y)
+                    w0 = ws[0].double()
+                    ref = x.double() @ (w0.t() if wl == "W[n,k]" else w0)
+                    err = ((y.double() - ref).abs().max() / ref.abs().max()).item()
+                    res[be] = (dev, lat, err)
+                    plan.close()
+                nxt = rotation(ws)
+                if wl == "W[n,k]":
+                    t_fn = lambda: F.linear(x, nxt())  # noqa: E731
+                else:
+                    t_fn = lambda: torch.matmul(x, nxt())  # noqa: E731
+                t_dev = device_time(t_fn, calls=calls)
+                t_lat = latency(t_fn)
+                name = "decode %s %dx%dx%d" % (wl, m, n, k)
+                print("%-28s %-5s %8.2f | %9.2f %5.1f%% %8.1f | %9.2f %5.1f%% %8.1f | %9.2f "
+                      "%5.1f%% %8.1f | %6.2fx %6.2fx  err lt %.1e wmma %.1e" % (
+                          name, dname, floor_us, res["cublaslt"][0],
+                          100 * floor_us / res["cublaslt"][0], res["cublaslt"][1],
+                          res["wmma"][0], 100 * floor_us / res["wmma"][0], res["wmma"][1],
+                          t_dev, 100 * floor_us / t_dev, t_lat, t_dev / res["cublaslt"][0],
+                          t_dev / res["wmma"][0], res["cublaslt"][2], res["wmma"][2]))
+                sys.stdout.flush()
+                rows.append(dict(name=name, dtype=dname, floor_us=floor_us,
+                                 gko_cublaslt_us=res["cublaslt"][0],
+                                 gko_cublaslt_latency_us=res["cublaslt"][1],
+                                 gko_wmma_us=res["wmma"][0], gko_wmma_latency_us=res["wmma"][1],
+                                 torch_us=t_dev, torch_latency_us=t_lat,
+                                 max_rel_err_cublaslt=res["cublaslt"][2],
+                                 max_rel_err_wmma=res["wmma"][2]))
+                del x, ws, y
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="skip 8192^3")
+    ap.add_argument("--decode-only", action="store_true", help="only the decode shapes")
     ap.add_argument("--json")
     ap.add_argument("--verbose", action="store_true", help="print each plan's description")
     args = ap.parse_args()
@@ -76,6 +161,12 @@ def main():
         "case", "dtype", "gko_us", "torch_us", "ratio", "gko_lat", "tch_lat", "ratio",
         "gkoTF/s", "tchTF/s", "max_err", "backend"))
     rows = []
+    decode(h, rows, args.verbose)
+    if args.decode_only:
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(rows, f, indent=1)
+        return
     for dname, dt in DT.items():
         tf32 = dname == "tf32"
         torch.backends.cuda.matmul.allow_tf32 = tf32
@@ -131,8 +222,11 @@ def main():
             ("linear ffn1 +bias+gelu_erf", "bias_gelu_erf", bias,
              lambda: F.gelu(F.linear(x, w, bias)), lambda i: ref(i, "erf")),
         ]
+        cases.append(("linear ffn1 +bias+gelu_erf WMMA", "bias_gelu_erf", bias,
+                      lambda: F.gelu(F.linear(x, w, bias)), lambda i: ref(i, "erf")))
         for name, ep, bb, t_fn, ref_fn in cases:
-            plan = gg.Plan(h, dt, dt, m, n, k, transb=True, epilogue=ep)
+            plan = gg.Plan(h, dt, dt, m, n, k, transb=True, epilogue=ep,
+                           backend="wmma" if name.endswith("WMMA") else "auto")
             if args.verbose:
                 print("# plan %s %s: %s" % (name, dname, plan.describe()))
             g_fn = lambda: plan.execute(x, w, y, bias=bb)  # noqa: E731

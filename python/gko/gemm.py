@@ -96,6 +96,8 @@ class Attr(enum.IntEnum):
     FUSION = 22
     PAD = 23
     MAX_WORKSPACE = 24
+    AUTOTUNE = 25
+    INVARIANT = 26
 
 
 _c = ctypes
@@ -177,6 +179,8 @@ class Desc:
             value = _enum(Pad, value)
         elif a == Attr.LAYOUT:
             value = _enum(Layout, value)
+        elif a == Attr.AUTOTUNE:
+            value = 1 if value else 0
         elif a in (Attr.TRANSA, Attr.TRANSB):
             value = Op.T if value in (True, "T", "t", Op.T) else Op.N
         _check(_lib().gko_gemm_desc_set(self._d, int(a), int(value)), "gko_gemm_desc_set")

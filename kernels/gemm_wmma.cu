@@ -1,0 +1,1021 @@
+/* gemm_wmma.cu -- gko's own Tensor-Core GEMM (nvcuda::wmma, f16/bf16 inputs,
+ * f32 accumulation, fused epilogue), in the column-major "lt view" of
+ * src/internal.h:
+ *
+ *   D (m x n) = act(alpha * op(A) op(B) + beta * C + bias)
+ *
+ * Two kernels, one file (llm.c style: the simple structure first).
+ *
+ * 1. TILED: 128 x 128 block tiles, k in steps of 32, 8 warps of 64 x 32
+ *    (4 x 2 WMMA 16x16x16 fragments each).  Operand tiles are staged in
+ *    shared memory in the layout they have in global memory (the contiguous
+ *    dimension stays contiguous, so 16-byte loads fill it), rows padded by
+ *    8 elements (16 bytes) so that the 8 rows a WMMA load touches fall in
+ *    different banks.  The fragment layout follows (row_major or col_major
+ *    per operand and transpose: the OPA/OPB template parameters).
+ *      ASYNC (sm_80+, A and B 16-byte vectorizable): a 4-stage cp.async
+ *        pipeline; edges by cp.async's zero-fill (src-size < 16).
+ *      otherwise: 2 stages with register prefetch -- the next tile's global
+ *        loads are issued before the current tile's MMAs and stored to
+ *        shared memory after them; 16-byte loads where the vector is whole
+ *        and aligned, predicated scalar loads elsewhere (any m, n, k, ld,
+ *        alignment).
+ *    Epilogue in the kernel: each warp stages one column of its fragments
+ *    (64 x 16 f32) in shared memory, then every lane handles 8 consecutive
+ *    rows of one column (D is column-major: rows are contiguous), applies
+ *    alpha, beta * C (C never read when beta == 0), the bias, ReLU / GELU
+ *    (gelu.cuh, as gko_gelu_forward), converts to D's type and stores --
+ *    16-byte vectors when D (and C) allow, scalars otherwise.
+ *
+ * 2. SKINNY: min(m, n) <= 16 (decode, one token or a few).  The big
+ *    operand W (nb x k: the weights) is streamed once; the small one X
+ *    (ns <= 16 rows) is staged per k tile next to it (its missing rows are
+ *    zeros).  Y = W X^T as WMMA 16x16x16 with W as matrix_a and X^T as
+ *    matrix_b.  A block owns bnw rows of W (16, 32 or 64) and a k range;
+ *    its 8 warps split the fragments' rows and the k steps, and sum their
+ *    accumulators in shared memory in a fixed order.  splits == 1: the
+ *    epilogue runs in the kernel.  splits > 1: each block writes f32
+ *    partial sums to the workspace and skinny_reduce sums the splits in
+ *    split order and applies the epilogue -- no atomics, so results are
+ *    bitwise identical from run to run.  Stages: 4 with cp.async (W and X
+ *    16-byte vectorizable), else 2 with register prefetch.
+ *
+ * bf16 WMMA and cp.async need sm_80: those instantiations are empty (trap)
+ * when compiled for sm_75, and the plan never selects them there.
+ * Indices are int64 where they address memory; grids are clamped and the
+ * kernels loop (grid-stride over tiles, blockIdx.y over batches). */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <mma.h>
+#include <stdint.h>
+
+#include <type_traits>
+
+#include "../src/internal.h"
+#include "gelu.cuh"
+
+using namespace nvcuda;
+
+namespace {
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+constexpr bool kSm80 = false;
+#else
+constexpr bool kSm80 = true;
+#endif
+
+/* the instantiation has code on this architecture */
+template <typename T, bool ASYNC>
+struct enabled {
+  static constexpr bool value = kSm80 || (!ASYNC && std::is_same<T, __half>::value);
+};
+
+constexpr int kThreads = 256; /* both kernels: 8 warps */
+constexpr int kPad = 8;       /* elements of padding per shared-memory row */
+constexpr int64_t kMaxGridX = 2147483647;
+constexpr int64_t kMaxGridY = 65535;
+
+/* ---- TILED geometry ---- */
+constexpr int BM = 128, BN = 128, BK = 32;
+constexpr int kAsyncStages = 4, kSyncStages = 2;
+constexpr int kScratchLd = 64 + 4; /* epilogue staging: 64 rows, f32 */
+
+/* ---- SKINNY geometry: bk = kSkinnyTile / bnw, so a W tile is 8 KB; the
+ * cp.async pipeline is 4..8 stages deep (chosen per plan), else 2 ---- */
+constexpr int kSkinnyTile = 4096;
+constexpr int kSkinnyMinStages = 4, kSkinnyMaxStages = 8, kSkinnySyncStages = 2;
+
+/* ---- cp.async (sm_80+) ------------------------------------------------------ */
+
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem, int src_bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem),
+               "r"(src_bytes));
+#endif
+}
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#endif
+}
+/* the same for a run-time count (the instruction takes an immediate);
+ * unreferenced where the cp.async kernels compile to a trap (sm_75) */
+[[maybe_unused]] __device__ __forceinline__ void cp_async_wait_dyn(int n) {
+  switch (n) {
+    case 0: cp_async_wait<0>(); break;
+    case 1: cp_async_wait<1>(); break;
+    case 2: cp_async_wait<2>(); break;
+    case 3: cp_async_wait<3>(); break;
+    case 4: cp_async_wait<4>(); break;
+    case 5: cp_async_wait<5>(); break;
+    default: cp_async_wait<6>(); break;
+  }
+}
+
+/* ---- plain loads ------------------------------------------------------------- */
+
+/* 8 consecutive 16-bit elements at p (p[0..valid) exist, the rest read as
+ * 0); vec: p is 16-byte aligned. */
+__device__ __forceinline__ uint4 load8(const uint16_t *p, int valid, bool vec) {
+  if (valid >= 8 && vec) return __ldg(reinterpret_cast<const uint4 *>(p));
+  uint32_t w[4];
+#pragma unroll
+  for (int j = 0; j < 4; j++) {
+    const uint32_t lo = 2 * j < valid ? __ldg(p + 2 * j) : 0u;
+    const uint32_t hi = 2 * j + 1 < valid ? __ldg(p + 2 * j + 1) : 0u;
+    w[j] = lo | (hi << 16);
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+/* The same with elements `stride` apart (stride 1: load8). */
+__device__ __forceinline__ uint4 load8s(const uint16_t *p, int64_t stride, int valid, bool vec) {
+  if (stride == 1) return load8(p, valid, vec);
+  uint32_t w[4];
+#pragma unroll
+  for (int j = 0; j < 4; j++) {
+    const uint32_t lo = 2 * j < valid ? __ldg(p + (2 * j) * stride) : 0u;
+    const uint32_t hi = 2 * j + 1 < valid ? __ldg(p + (2 * j + 1) * stride) : 0u;
+    w[j] = lo | (hi << 16);
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+__device__ __forceinline__ int clamp8(int64_t v) { return v <= 0 ? 0 : v >= 8 ? 8 : (int)v; }
+
+/* ---- epilogue ------------------------------------------------------------------- */
+
+struct Epi {
+  const void *c;    /* NULL: beta == 0, C not read */
+  void *d;
+  const void *bias; /* NULL: none */
+  float alpha, beta;
+  int act, cd;      /* cd: gko_dtype_t of C, D, bias */
+};
+
+__device__ __forceinline__ float ld_cd(const void *p, int64_t i, int cd) {
+  if (cd == GKO_DTYPE_F32) return static_cast<const float *>(p)[i];
+  if (cd == GKO_DTYPE_F16) return __half2float(static_cast<const __half *>(p)[i]);
+  return __bfloat162float(static_cast<const __nv_bfloat16 *>(p)[i]);
+}
+
+__device__ __forceinline__ void st_cd(void *p, int64_t i, float v, int cd) {
+  if (cd == GKO_DTYPE_F32) static_cast<float *>(p)[i] = v;
+  else if (cd == GKO_DTYPE_F16) static_cast<__half *>(p)[i] = __float2half_rn(v);
+  else static_cast<__nv_bfloat16 *>(p)[i] = __float2bfloat16_rn(v);
+}
+
+/* The activation with gko_gelu_forward's math: the accurate form for f32
+ * outputs, the fast one for f16/bf16. */
+__device__ __forceinline__ float activate(float x, int act, int cd) {
+  const bool acc = cd == GKO_DTYPE_F32;
+  switch (act) {
+    case 1: return x != x ? x : fmaxf(x, 0.0f);
+    case 2: return acc ? gk::gelu_fwd<0, true>(x) : gk::gelu_fwd<0, false>(x);
+    case 3: return acc ? gk::gelu_fwd<1, true>(x) : gk::gelu_fwd<1, false>(x);
+  }
+  return x;
+}
+
+/* act(alpha * acc + beta * c + bias) */
+__device__ __forceinline__ float finish(float acc, float cv, float bv, const Epi &e) {
+  return activate(fmaf(e.beta, cv, e.alpha * acc) + bv, e.act, e.cd);
+}
+
+/* 8 consecutive elements of a column of D at offset off (and of C at coff):
+ * v[] holds the accumulators; nvalid rows exist; the bias is bias[brow + j]
+ * (brow >= 0) or bcol (brow < 0); vec_c / vec_d: 16-byte vector access
+ * allowed for a whole group (offsets multiples of 8). */
+__device__ __forceinline__ void store_col8(const Epi &e, int64_t off, int64_t coff, float *v,
+                                           int64_t brow, float bcol, int nvalid, bool vec_c,
+                                           bool vec_d) {
+  float cv[8];
+#pragma unroll
+  for (int j = 0; j < 8; j++) cv[j] = 0.0f;
+  if (e.c) {
+    if (nvalid == 8 && vec_c) {
+      if (e.cd == GKO_DTYPE_F32) {
+        const float4 *p = reinterpret_cast<const float4 *>(static_cast<const float *>(e.c) + coff);
+        const float4 x0 = p[0], x1 = p[1];
+        cv[0] = x0.x, cv[1] = x0.y, cv[2] = x0.z, cv[3] = x0.w;
+        cv[4] = x1.x, cv[5] = x1.y, cv[6] = x1.z, cv[7] = x1.w;
+      } else {
+        const uint4 x = *reinterpret_cast<const uint4 *>(static_cast<const uint16_t *>(e.c) + coff);
+        const uint32_t w[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+          const uint16_t lo = (uint16_t)(w[j] & 0xffff), hi = (uint16_t)(w[j] >> 16);
+          if (e.cd == GKO_DTYPE_F16) {
+            cv[2 * j] = __half2float(__ushort_as_half(lo));
+            cv[2 * j + 1] = __half2float(__ushort_as_half(hi));
+          } else {
+            cv[2 * j] = __bfloat162float(__ushort_as_bfloat16(lo));
+            cv[2 * j + 1] = __bfloat162float(__ushort_as_bfloat16(hi));
+          }
+        }
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < 8; j++)
+        if (j < nvalid) cv[j] = ld_cd(e.c, coff + j, e.cd);
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < 8; j++) {
+    const float bv = brow >= 0 ? (j < nvalid ? ld_cd(e.bias, brow + j, e.cd) : 0.0f) : bcol;
+    v[j] = finish(v[j], cv[j], bv, e);
+  }
+  if (nvalid == 8 && vec_d) {
+    if (e.cd == GKO_DTYPE_F32) {
+      float4 *p = reinterpret_cast<float4 *>(static_cast<float *>(e.d) + off);
+      p[0] = make_float4(v[0], v[1], v[2], v[3]);
+      p[1] = make_float4(v[4], v[5], v[6], v[7]);
+    } else {
+      uint32_t w[4];
+#pragma unroll
+      for (int j = 0; j < 4; j++) {
+        uint16_t lo, hi;
+        if (e.cd == GKO_DTYPE_F16) {
+          lo = __half_as_ushort(__float2half_rn(v[2 * j]));
+          hi = __half_as_ushort(__float2half_rn(v[2 * j + 1]));
+        } else {
+          lo = __bfloat16_as_ushort(__float2bfloat16_rn(v[2 * j]));
+          hi = __bfloat16_as_ushort(__float2bfloat16_rn(v[2 * j + 1]));
+        }
+        w[j] = (uint32_t)lo | ((uint32_t)hi << 16);
+      }
+      *reinterpret_cast<uint4 *>(static_cast<uint16_t *>(e.d) + off) =
+          make_uint4(w[0], w[1], w[2], w[3]);
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+      if (j < nvalid) st_cd(e.d, off + j, v[j], e.cd);
+  }
+}
+
+/* ================================ TILED ================================ */
+
+struct TiledParams {
+  const uint16_t *a, *b;
+  const void *c;
+  void *d;
+  const void *bias;
+  int64_t m, n, k, batch;
+  int64_t lda, ldb, ldc, ldd;
+  int64_t sa, sb, sc, sd, sbias;
+  int64_t tiles_m, tiles_n;
+  float alpha, beta;
+  int act, cd, bias_mode; /* bias_mode: 0 none, 1 bias[row], 2 bias[col] */
+  int vec_a, vec_b, vec_c, vec_d;
+};
+
+/* Shared-memory tile of one operand: LINES lines of CONT contiguous
+ * elements (+ kPad). */
+template <int LINES, int CONT>
+struct Tile {
+  static constexpr int kLd = CONT + kPad;
+  static constexpr int kElems = LINES * kLd;
+  static constexpr int kVpl = CONT / 8;                 /* vectors per line */
+  static constexpr int kNv = LINES * kVpl / kThreads;   /* vectors per thread */
+  static_assert(LINES * kVpl % kThreads == 0, "tile / threads");
+
+  /* g: the operand (batch applied), its element (line, c) at line * ld + c;
+   * the tile starts at (line0, c0); lines_end / cont_end bound it. */
+  __device__ static void async(uint16_t *s, const uint16_t *g, int64_t ld, int64_t line0,
+                               int64_t c0, int64_t lines_end, int64_t cont_end) {
+#pragma unroll
+    for (int v = 0; v < kNv; v++) {
+      const int idx = threadIdx.x + v * kThreads, line = idx / kVpl, cv = (idx % kVpl) * 8;
+      const int64_t gl = line0 + line, gc = c0 + cv;
+      const int valid = gl < lines_end ? clamp8(cont_end - gc) : 0;
+      const uint16_t *src = valid > 0 ? g + gl * ld + gc : g;
+      cp_async16(s + line * kLd + cv, src, valid * 2);
+    }
+  }
+  __device__ static void load(uint4 (&r)[kNv], const uint16_t *g, int64_t ld, int64_t line0,
+                              int64_t c0, int64_t lines_end, int64_t cont_end, bool vec) {
+#pragma unroll
+    for (int v = 0; v < kNv; v++) {
+      const int idx = threadIdx.x + v * kThreads, line = idx / kVpl, cv = (idx % kVpl) * 8;
+      const int64_t gl = line0 + line, gc = c0 + cv;
+      const int valid = gl < lines_end ? clamp8(cont_end - gc) : 0;
+      r[v] = valid > 0 ? load8(g + gl * ld + gc, valid, vec) : make_uint4(0, 0, 0, 0);
+    }
+  }
+  __device__ static void store(uint16_t *s, const uint4 (&r)[kNv]) {
+#pragma unroll
+    for (int v = 0; v < kNv; v++) {
+      const int idx = threadIdx.x + v * kThreads, line = idx / kVpl, cv = (idx % kVpl) * 8;
+      *reinterpret_cast<uint4 *>(s + line * kLd + cv) = r[v];
+    }
+  }
+};
+
+/* OPA 0: A stored m x k column-major (m contiguous): tile [BK][BM], WMMA
+ * col_major; OPA 1: stored k x m (k contiguous): tile [BM][BK], row_major.
+ * OPB 0: B stored k x n (k contiguous): tile [BN][BK], col_major; OPB 1:
+ * stored n x k (n contiguous): tile [BK][BN], row_major. */
+template <int OPA, int OPB>
+struct TiledLayout {
+  using TA = typename std::conditional<OPA == 0, Tile<BK, BM>, Tile<BM, BK>>::type;
+  using TB = typename std::conditional<OPB == 0, Tile<BN, BK>, Tile<BK, BN>>::type;
+  using FA = typename std::conditional<OPA == 0, wmma::col_major, wmma::row_major>::type;
+  using FB = typename std::conditional<OPB == 0, wmma::col_major, wmma::row_major>::type;
+  static constexpr int kStage = TA::kElems + TB::kElems; /* elements per stage */
+};
+
+template <int OPA, int OPB, bool ASYNC>
+constexpr size_t tiled_smem() {
+  return (size_t)TiledLayout<OPA, OPB>::kStage * 2 * (ASYNC ? kAsyncStages : kSyncStages);
+}
+
+template <typename T, int OPA, int OPB, bool ASYNC>
+__device__ __forceinline__ void tiled_body(const TiledParams &P) {
+  using L = TiledLayout<OPA, OPB>;
+  using TA = typename L::TA;
+  using TB = typename L::TB;
+  constexpr int S = ASYNC ? kAsyncStages : kSyncStages;
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  uint16_t *sm = reinterpret_cast<uint16_t *>(smem_raw);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int wm = warp & 1, wn = warp >> 1; /* warp tile: rows wm*64, cols wn*32 */
+  const int64_t tiles = P.tiles_m * P.tiles_n;
+  const int64_t KT = (P.k + BK - 1) / BK;
+  Epi e{P.c, P.d, P.bias, P.alpha, P.c ? P.beta : 0.0f, P.act, P.cd};
+
+  for (int64_t bt = blockIdx.y; bt < P.batch; bt += gridDim.y) {
+    const uint16_t *A = P.a + bt * P.sa, *B = P.b + bt * P.sb;
+    for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+      /* swizzle: groups of 8 tile rows walk along n together (L2 reuse) */
+      const int64_t group = t / (8 * P.tiles_n), first = group * 8;
+      const int64_t gsz = P.tiles_m - first < 8 ? P.tiles_m - first : 8;
+      const int64_t inner = t - group * 8 * P.tiles_n;
+      const int64_t tm = first + inner % gsz, tn = inner / gsz;
+      const int64_t m0 = tm * BM, n0 = tn * BN;
+
+      wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[4][2];
+#pragma unroll
+      for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int j = 0; j < 2; j++) wmma::fill_fragment(acc[i][j], 0.0f);
+
+      /* loads of k tile kt into stage st */
+      auto issue_async = [&](int st, int64_t kt) {
+        uint16_t *sa = sm + st * L::kStage, *sb = sa + TA::kElems;
+        const int64_t k0 = kt * BK;
+        if (OPA == 0) TA::async(sa, A, P.lda, k0, m0, P.k, P.m);
+        else TA::async(sa, A, P.lda, m0, k0, P.m, P.k);
+        if (OPB == 0) TB::async(sb, B, P.ldb, n0, k0, P.n, P.k);
+        else TB::async(sb, B, P.ldb, k0, n0, P.k, P.n);
+      };
+      uint4 ra[TA::kNv], rb[TB::kNv];
+      auto load_regs = [&](int64_t kt) {
+        const int64_t k0 = kt * BK;
+        if (OPA == 0) TA::load(ra, A, P.lda, k0, m0, P.k, P.m, P.vec_a);
+        else TA::load(ra, A, P.lda, m0, k0, P.m, P.k, P.vec_a);
+        if (OPB == 0) TB::load(rb, B, P.ldb, n0, k0, P.n, P.k, P.vec_b);
+        else TB::load(rb, B, P.ldb, k0, n0, P.k, P.n, P.vec_b);
+      };
+      auto store_regs = [&](int st) {
+        uint16_t *sa = sm + st * L::kStage;
+        TA::store(sa, ra);
+        TB::store(sa + TA::kElems, rb);
+      };
+      auto compute = [&](int st) {
+        const T *sa = reinterpret_cast<const T *>(sm + st * L::kStage);
+        const T *sb = sa + TA::kElems;
+#pragma unroll
+        for (int ks = 0; ks < BK / 16; ks++) {
+          wmma::fragment<wmma::matrix_b, 16, 16, 16, T, typename L::FB> fb[2];
+#pragma unroll
+          for (int j = 0; j < 2; j++) {
+            const int col = wn * 32 + j * 16;
+            const T *p = OPB == 0 ? sb + col * TB::kLd + ks * 16 : sb + ks * 16 * TB::kLd + col;
+            wmma::load_matrix_sync(fb[j], p, TB::kLd);
+          }
+#pragma unroll
+          for (int i = 0; i < 4; i++) {
+            wmma::fragment<wmma::matrix_a, 16, 16, 16, T, typename L::FA> fa;
+            const int row = wm * 64 + i * 16;
+            const T *p = OPA == 0 ? sa + ks * 16 * TA::kLd + row : sa + row * TA::kLd + ks * 16;
+            wmma::load_matrix_sync(fa, p, TA::kLd);
+#pragma unroll
+            for (int j = 0; j < 2; j++) wmma::mma_sync(acc[i][j], fa, fb[j], acc[i][j]);
+          }
+        }
+      };
+
+      if constexpr (ASYNC) {
+#pragma unroll
+        for (int st = 0; st < S - 1; st++) {
+          if (st < KT) issue_async(st, st);
+          cp_async_commit();
+        }
+        for (int64_t kt = 0; kt < KT; kt++) {
+          cp_async_wait<S - 2>();
+          __syncthreads(); /* tile kt visible; stage (kt - 1) % S free */
+          if (kt + S - 1 < KT) issue_async((int)((kt + S - 1) % S), kt + S - 1);
+          cp_async_commit();
+          compute((int)(kt % S));
+        }
+        cp_async_wait<0>();
+      } else {
+        load_regs(0);
+        store_regs(0);
+        __syncthreads();
+        for (int64_t kt = 0; kt < KT; kt++) {
+          if (kt + 1 < KT) load_regs(kt + 1); /* in flight during the MMAs */
+          compute((int)(kt & 1));
+          if (kt + 1 < KT) store_regs((int)((kt + 1) & 1));
+          __syncthreads();
+        }
+      }
+      __syncthreads(); /* every warp is done with the stages: reuse as scratch */
+
+      /* ---- epilogue: one column of fragments (64 x 16) at a time ---- */
+      float *scr = reinterpret_cast<float *>(smem_raw) + warp * (16 * kScratchLd);
+      const int rg = lane & 7, cc = lane >> 3;
+      const int64_t row0 = m0 + wm * 64 + rg * 8;
+      const int nvalid = clamp8(P.m - row0);
+      void *D = static_cast<char *>(P.d) + bt * P.sd * (P.cd == GKO_DTYPE_F32 ? 4 : 2);
+      Epi eb = e;
+      eb.d = D;
+      if (P.c) eb.c = static_cast<const char *>(P.c) + bt * P.sc * (P.cd == GKO_DTYPE_F32 ? 4 : 2);
+      const char *bias = P.bias_mode ? static_cast<const char *>(P.bias) +
+                                           bt * P.sbias * (P.cd == GKO_DTYPE_F32 ? 4 : 2)
+                                     : nullptr;
+      eb.bias = bias;
+#pragma unroll
+      for (int j = 0; j < 2; j++) {
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+          wmma::store_matrix_sync(scr + i * 16, acc[i][j], kScratchLd, wmma::mem_col_major);
+        __syncwarp();
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+          const int c = cc + 4 * q;
+          const int64_t col = n0 + wn * 32 + j * 16 + c;
+          if (nvalid > 0 && col < P.n) {
+            float v[8];
+            const float4 *s4 = reinterpret_cast<const float4 *>(scr + c * kScratchLd + rg * 8);
+            const float4 x0 = s4[0], x1 = s4[1];
+            v[0] = x0.x, v[1] = x0.y, v[2] = x0.z, v[3] = x0.w;
+            v[4] = x1.x, v[5] = x1.y, v[6] = x1.z, v[7] = x1.w;
+            const float bc = P.bias_mode == 2 ? ld_cd(bias, col, P.cd) : 0.0f;
+            store_col8(eb, col * P.ldd + row0, col * P.ldc + row0, v,
+                       P.bias_mode == 1 ? row0 : -1, bc, nvalid, P.vec_c, P.vec_d);
+          }
+        }
+        __syncwarp();
+      }
+      __syncthreads(); /* scratch free before the next tile's loads */
+    }
+  }
+}
+
+/* Two blocks per SM (128 registers) for the cp.async kernel on sm_90, where
+ * it compiles without spills; one elsewhere (sm_80/86/89 spill at 128). */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+constexpr int kTiledAsyncMinBlocks = 2;
+#else
+constexpr int kTiledAsyncMinBlocks = 1;
+#endif
+
+template <typename T, int OPA, int OPB, bool ASYNC>
+__global__ void __launch_bounds__(kThreads, ASYNC ? kTiledAsyncMinBlocks : 1)
+    wmma_tiled(TiledParams P) {
+  if constexpr (enabled<T, ASYNC>::value) tiled_body<T, OPA, OPB, ASYNC>(P);
+  else __trap();
+}
+
+/* =============================== SKINNY =============================== */
+
+struct SkinnyParams {
+  const uint16_t *w, *x; /* W(j, p) at w + j * swj + p * swp; X(i, p) at x + i * sxi + p * sxp */
+  const void *c;
+  void *d;               /* D(j, i) at d + j * sdj + i * sdi; C likewise */
+  const void *bias;      /* bias[j] (bias_on_j) or bias[i] */
+  float *partials;       /* splits > 1: [batch][splits][ns][nb] */
+  int64_t nb, ns, k, batch;
+  int64_t swj, swp, sxi, sxp, sdj, sdi, scj, sci;
+  int64_t bw, bx, bc, bd, bbias; /* batch strides (elements) */
+  int64_t tiles, kchunk;
+  int splits, bnw, bk, stages;
+  float alpha, beta;
+  int act, cd, has_bias, bias_on_j;
+  int vec_w, vec_x; /* 16-byte loads allowed along W's / X's contiguous dimension */
+};
+
+template <int WK>
+struct SkinnyLayout {
+  /* W tile: WK: [bnw][bk] (k contiguous), else [bk][bnw]; X tile [16][bk] */
+  __device__ __host__ static int w_ld(int bnw, int bk) { return WK ? bk + kPad : bnw + kPad; }
+  __device__ __host__ static int w_elems(int bnw, int bk) {
+    return WK ? bnw * (bk + kPad) : bk * (bnw + kPad);
+  }
+  __device__ __host__ static int x_elems(int bk) { return 16 * (bk + kPad); }
+  __device__ __host__ static int stage(int bnw, int bk) { return w_elems(bnw, bk) + x_elems(bk); }
+};
+
+/* The W tile (kSkinnyTile elements) as 2 vectors per thread, the X tile
+ * ([16][bk], only rows < ns) as up to 2. */
+constexpr int kWv = kSkinnyTile / 8 / kThreads;
+
+template <typename T, int WK, bool ASYNC>
+__device__ __forceinline__ void skinny_body(const SkinnyParams &P) {
+  using L = SkinnyLayout<WK>;
+  const int S = ASYNC ? P.stages : kSkinnySyncStages;
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  uint16_t *sm = reinterpret_cast<uint16_t *>(smem_raw);
+  const int bnw = P.bnw, bk = P.bk, nwf = bnw / 16, kg = 8 / nwf;
+  const int warp = threadIdx.x >> 5, f = warp % nwf, g = warp / nwf;
+  const int wld = L::w_ld(bnw, bk), xld = bk + kPad;
+  const int welems = L::w_elems(bnw, bk), stage = L::stage(bnw, bk);
+  /* W tile as vectors along its contiguous dimension */
+  const int w_cont = WK ? bk : bnw, w_vpl = w_cont / 8;
+  const int x_vpl = bk / 8, x_vectors = (int)P.ns * x_vpl;
+
+  /* X rows ns..15 are zeros in every stage, for the whole kernel */
+  for (int st = 0; st < S; st++)
+    for (int i = threadIdx.x; i < (16 - (int)P.ns) * xld; i += kThreads)
+      sm[st * stage + welems + P.ns * xld + i] = 0;
+  __syncthreads();
+
+  const int64_t units = P.tiles * P.splits;
+  for (int64_t bt = blockIdx.y; bt < P.batch; bt += gridDim.y) {
+    const uint16_t *W = P.w + bt * P.bw, *X = P.x + bt * P.bx;
+    for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {
+      const int64_t tile = u / P.splits;
+      const int sp = (int)(u - tile * P.splits);
+      const int64_t j0 = tile * bnw, kb = sp * P.kchunk;
+      const int64_t ke = kb + P.kchunk < P.k ? kb + P.kchunk : P.k;
+      const int64_t KT = (ke - kb + bk - 1) / bk;
+
+      wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+      wmma::fill_fragment(acc, 0.0f);
+
+      /* vector v of the W tile at k offset k0: its global address, valid
+       * elements and shared-memory offset */
+      struct Vec {
+        const uint16_t *src;
+        int valid, off;
+      };
+      auto w_vec = [&](int v, int64_t k0) {
+        const int line = v / w_vpl, cv = (v % w_vpl) * 8;
+        const int64_t gj = WK ? j0 + line : j0 + cv, gp = WK ? k0 + cv : k0 + line;
+        const bool in = WK ? gj < P.nb : gp < ke;
+        Vec r;
+        r.valid = in ? clamp8(WK ? ke - gp : P.nb - gj) : 0;
+        r.src = r.valid > 0 ? W + gj * P.swj + gp * P.swp : W;
+        r.off = line * wld + cv;
+        return r;
+      };
+      auto x_vec = [&](int v, int64_t k0) {
+        const int row = v / x_vpl, cv = (v % x_vpl) * 8;
+        const int64_t gp = k0 + cv;
+        Vec r;
+        r.valid = clamp8(ke - gp);
+        r.src = r.valid > 0 ? X + row * P.sxi + gp * P.sxp : X;
+        r.off = row * xld + cv;
+        return r;
+      };
+      auto issue_async = [&](int st, int64_t kt) {
+        uint16_t *sw = sm + st * stage, *sx = sw + welems;
+        const int64_t k0 = kb + kt * bk;
+#pragma unroll
+        for (int q = 0; q < kWv; q++) {
+          const Vec r = w_vec(threadIdx.x + q * kThreads, k0);
+          cp_async16(sw + r.off, r.src, r.valid * 2);
+        }
+        for (int v = threadIdx.x; v < x_vectors; v += kThreads) {
+          const Vec r = x_vec(v, k0);
+          cp_async16(sx + r.off, r.src, r.valid * 2);
+        }
+      };
+      uint4 rw[kWv], rx[2];
+      auto load_regs = [&](int64_t kt) {
+        const int64_t k0 = kb + kt * bk;
+#pragma unroll
+        for (int q = 0; q < kWv; q++) {
+          const Vec r = w_vec(threadIdx.x + q * kThreads, k0);
+          rw[q] = r.valid > 0 ? load8s(r.src, WK ? P.swp : P.swj, r.valid, P.vec_w)
+                              : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int q = 0; q < 2; q++) {
+          const int v = threadIdx.x + q * kThreads;
+          rx[q] = make_uint4(0, 0, 0, 0);
+          if (v < x_vectors) {
+            const Vec r = x_vec(v, k0);
+            if (r.valid > 0) rx[q] = load8s(r.src, P.sxp, r.valid, P.vec_x);
+          }
+        }
+      };
+      auto store_regs = [&](int st) {
+        uint16_t *sw = sm + st * stage, *sx = sw + welems;
+#pragma unroll
+        for (int q = 0; q < kWv; q++) {
+          const int v = threadIdx.x + q * kThreads;
+          *reinterpret_cast<uint4 *>(sw + (v / w_vpl) * wld + (v % w_vpl) * 8) = rw[q];
+        }
+#pragma unroll
+        for (int q = 0; q < 2; q++) {
+          const int v = threadIdx.x + q * kThreads;
+          if (v < x_vectors)
+            *reinterpret_cast<uint4 *>(sx + (v / x_vpl) * xld + (v % x_vpl) * 8) = rx[q];
+        }
+      };
+      auto compute = [&](int st) {
+        const T *sw = reinterpret_cast<const T *>(sm + st * stage);
+        const T *sx = sw + welems;
+        for (int ks = g; ks < bk / 16; ks += kg) {
+          using FA = typename std::conditional<WK == 1, wmma::row_major, wmma::col_major>::type;
+          wmma::fragment<wmma::matrix_a, 16, 16, 16, T, FA> fa;
+          wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> fb;
+          const T *pa = WK ? sw + f * 16 * wld + ks * 16 : sw + ks * 16 * wld + f * 16;
+          wmma::load_matrix_sync(fa, pa, wld);
+          wmma::load_matrix_sync(fb, sx + ks * 16, xld);
+          wmma::mma_sync(acc, fa, fb, acc);
+        }
+      };
+
+      if constexpr (ASYNC) {
+        for (int st = 0; st < S - 1; st++) {
+          if (st < KT) issue_async(st, st);
+          cp_async_commit();
+        }
+        int cst = 0, lst = S - 1; /* stages computed and loaded next: kt % S, (kt - 1) % S */
+        for (int64_t kt = 0; kt < KT; kt++) {
+          cp_async_wait_dyn(S - 2);
+          __syncthreads();
+          if (kt + S - 1 < KT) issue_async(lst, kt + S - 1);
+          cp_async_commit();
+          compute(cst);
+          lst = cst;
+          cst = cst + 1 == S ? 0 : cst + 1;
+        }
+        cp_async_wait<0>();
+      } else {
+        load_regs(0);
+        store_regs(0);
+        __syncthreads();
+        for (int64_t kt = 0; kt < KT; kt++) {
+          if (kt + 1 < KT) load_regs(kt + 1);
+          compute((int)(kt & 1));
+          if (kt + 1 < KT) store_regs((int)((kt + 1) & 1));
+          __syncthreads();
+        }
+      }
+      __syncthreads(); /* all warps done with the stages */
+
+      /* ---- sum the k groups in a fixed order, then epilogue or partials */
+      float *red = reinterpret_cast<float *>(smem_raw + (size_t)S * stage * 2);
+      wmma::store_matrix_sync(red + warp * 256, acc, 16, wmma::mem_col_major);
+      __syncthreads();
+      const int cdb = P.cd == GKO_DTYPE_F32 ? 4 : 2;
+      Epi e{P.c ? static_cast<const char *>(P.c) + bt * P.bc * cdb : nullptr,
+            static_cast<char *>(P.d) + bt * P.bd * cdb, nullptr, P.alpha, P.c ? P.beta : 0.0f,
+            P.act, P.cd};
+      const char *bias = P.has_bias ? static_cast<const char *>(P.bias) + bt * P.bbias * cdb
+                                    : nullptr;
+      for (int idx = threadIdx.x; idx < bnw * P.ns; idx += kThreads) {
+        const int jl = idx % bnw, i = idx / bnw, ff = jl / 16, r = jl % 16;
+        const int64_t j = j0 + jl;
+        if (j >= P.nb) continue;
+        float s = 0.0f;
+        for (int gg = 0; gg < kg; gg++) s += red[(gg * nwf + ff) * 256 + i * 16 + r];
+        if (P.splits > 1) {
+          P.partials[((bt * P.splits + sp) * P.ns + i) * P.nb + j] = s;
+        } else {
+          const float cv = e.c ? ld_cd(e.c, j * P.scj + i * P.sci, P.cd) : 0.0f;
+          const float bv = bias ? ld_cd(bias, P.bias_on_j ? j : i, P.cd) : 0.0f;
+          st_cd(e.d, j * P.sdj + i * P.sdi, finish(s, cv, bv, e), P.cd);
+        }
+      }
+      __syncthreads(); /* red and the stages free for the next unit */
+    }
+  }
+}
+
+template <typename T, int WK, bool ASYNC>
+__global__ void __launch_bounds__(kThreads, 1) wmma_skinny(SkinnyParams P) {
+  if constexpr (enabled<T, ASYNC>::value) skinny_body<T, WK, ASYNC>(P);
+  else __trap();
+}
+
+/* Sums the splits of every output in split order and applies the epilogue. */
+__global__ void __launch_bounds__(kThreads) skinny_reduce(SkinnyParams P) {
+  const int64_t per_batch = P.ns * P.nb, total = per_batch * P.batch;
+  const int cdb = P.cd == GKO_DTYPE_F32 ? 4 : 2;
+  for (int64_t idx = (int64_t)blockIdx.x * kThreads + threadIdx.x; idx < total;
+       idx += (int64_t)gridDim.x * kThreads) {
+    const int64_t bt = idx / per_batch, rem = idx - bt * per_batch;
+    const int64_t i = rem / P.nb, j = rem - i * P.nb;
+    const float *p = P.partials + (bt * P.splits * P.ns + i) * P.nb + j;
+    float s = 0.0f;
+    for (int sp = 0; sp < P.splits; sp++) s += p[(int64_t)sp * P.ns * P.nb];
+    Epi e{P.c ? static_cast<const char *>(P.c) + bt * P.bc * cdb : nullptr,
+          static_cast<char *>(P.d) + bt * P.bd * cdb, nullptr, P.alpha, P.c ? P.beta : 0.0f,
+          P.act, P.cd};
+    const float cv = e.c ? ld_cd(e.c, j * P.scj + i * P.sci, P.cd) : 0.0f;
+    const float bv = P.has_bias ? ld_cd(static_cast<const char *>(P.bias) + bt * P.bbias * cdb,
+                                        P.bias_on_j ? j : i, P.cd)
+                                : 0.0f;
+    st_cd(e.d, j * P.sdj + i * P.sdi, finish(s, cv, bv, e), P.cd);
+  }
+}
+
+/* =============================== host side =============================== */
+
+typedef void (*tiled_fn)(TiledParams);
+typedef void (*skinny_fn)(SkinnyParams);
+
+/* [dtype f16/bf16][opa][opb][async] */
+#define GK_TILED_OPS(T, A)                                                                 \
+  {{wmma_tiled<T, A, 0, false>, wmma_tiled<T, A, 0, true>},                                \
+   {wmma_tiled<T, A, 1, false>, wmma_tiled<T, A, 1, true>}}
+const tiled_fn kTiled[2][2][2][2] = {{GK_TILED_OPS(__half, 0), GK_TILED_OPS(__half, 1)},
+                                     {GK_TILED_OPS(__nv_bfloat16, 0),
+                                      GK_TILED_OPS(__nv_bfloat16, 1)}};
+const size_t kTiledSmem[2][2][2] = {
+    {{tiled_smem<0, 0, false>(), tiled_smem<0, 0, true>()},
+     {tiled_smem<0, 1, false>(), tiled_smem<0, 1, true>()}},
+    {{tiled_smem<1, 0, false>(), tiled_smem<1, 0, true>()},
+     {tiled_smem<1, 1, false>(), tiled_smem<1, 1, true>()}}};
+
+/* [dtype][wk][async] */
+const skinny_fn kSkinny[2][2][2] = {
+    {{wmma_skinny<__half, 0, false>, wmma_skinny<__half, 0, true>},
+     {wmma_skinny<__half, 1, false>, wmma_skinny<__half, 1, true>}},
+    {{wmma_skinny<__nv_bfloat16, 0, false>, wmma_skinny<__nv_bfloat16, 0, true>},
+     {wmma_skinny<__nv_bfloat16, 1, false>, wmma_skinny<__nv_bfloat16, 1, true>}}};
+
+size_t skinny_smem(int wk, int bnw, int stages) {
+  const int bk = kSkinnyTile / bnw;
+  const int stage = wk ? SkinnyLayout<1>::stage(bnw, bk) : SkinnyLayout<0>::stage(bnw, bk);
+  return (size_t)stages * stage * 2 + 8 * 256 * 4; /* stages + the k-group sums */
+}
+
+/* The skinny mapping of a lt-view problem: W the big operand, X the small. */
+struct SkinnyMap {
+  int small_n; /* 1: n <= 16 (X = op(B)), 0: m <= 16 (X = op(A)^T) */
+  int wk;      /* W's k is contiguous */
+  int64_t nb, ns, swj, swp, sxi, sxp, sdj, sdi, scj, sci, bw, bx;
+  int bias_on_j;
+};
+
+SkinnyMap skinny_map(const gk_wmma_problem *p) {
+  SkinnyMap s;
+  s.small_n = p->n <= 16 && (p->m > 16 || p->m >= p->n);
+  if (s.small_n) { /* W = op(A) (m x k), X = op(B)^T (n x k), D(j = row, i = col) */
+    s.nb = p->m;
+    s.ns = p->n;
+    s.swj = p->opa ? p->lda : 1;
+    s.swp = p->opa ? 1 : p->lda;
+    s.sxi = p->opb ? 1 : p->ldb;
+    s.sxp = p->opb ? p->ldb : 1;
+    s.sdj = 1, s.sdi = p->ldd;
+    s.scj = 1, s.sci = p->ldc;
+    s.bw = p->stride_a, s.bx = p->stride_b;
+    s.bias_on_j = p->bias_on_rows;
+  } else { /* W = op(B)^T (n x k), X = op(A) (m x k), D(j = col, i = row) */
+    s.nb = p->n;
+    s.ns = p->m;
+    s.swj = p->opb ? 1 : p->ldb;
+    s.swp = p->opb ? p->ldb : 1;
+    s.sxi = p->opa ? p->lda : 1;
+    s.sxp = p->opa ? 1 : p->lda;
+    s.sdj = p->ldd, s.sdi = 1;
+    s.scj = p->ldc, s.sci = 1;
+    s.bw = p->stride_b, s.bx = p->stride_a;
+    s.bias_on_j = !p->bias_on_rows;
+  }
+  s.wk = s.swp == 1;
+  return s;
+}
+
+bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
+/* a 16-bit operand whose vectors along the contiguous dimension are
+ * 16-byte aligned in every line and batch */
+bool vec16(const void *p, int64_t ld, int64_t stride, int64_t batch) {
+  return aligned16(p) && ld % 8 == 0 && (batch <= 1 || stride % 8 == 0);
+}
+bool vec_cd(const void *p, int cd, int64_t ld, int64_t stride, int64_t batch) {
+  const int64_t g = cd == GKO_DTYPE_F32 ? 4 : 8;
+  return p && aligned16(p) && ld % g == 0 && (batch <= 1 || stride % g == 0);
+}
+
+gko_status_t set_smem(const void *fn, size_t bytes, const char *what) {
+  cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)bytes);
+  if (e != cudaSuccess) return gk_cuda_fail(e, what);
+  return GKO_STATUS_SUCCESS;
+}
+
+} // namespace
+
+extern "C" gko_status_t gk_wmma_setup(const gk_wmma_problem *p, gk_wmma_config *cfg, int cc) {
+  if (p->ab_dtype != GKO_DTYPE_F16 && p->ab_dtype != GKO_DTYPE_BF16)
+    return gk_fail(GKO_STATUS_NOT_SUPPORTED, "WMMA: f16 or bf16 inputs only");
+  if (p->ab_dtype == GKO_DTYPE_BF16 && cc < 80)
+    return gk_fail(GKO_STATUS_NOT_SUPPORTED,
+                   "WMMA: bf16 Tensor-Core instructions need sm_80 or newer; this GPU is sm_%d",
+                   cc);
+  int dev = 0, optin = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e == cudaSuccess)
+    e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+  if (e != cudaSuccess) return gk_cuda_fail(e, "cudaDeviceGetAttribute");
+  const int dt = p->ab_dtype == GKO_DTYPE_BF16;
+  const void *fn_sync, *fn_async;
+  size_t smem_sync, smem_async;
+  if (cfg->kind == GK_WMMA_TILED) {
+    fn_sync = (const void *)kTiled[dt][p->opa][p->opb][0];
+    fn_async = (const void *)kTiled[dt][p->opa][p->opb][1];
+    smem_sync = kTiledSmem[p->opa][p->opb][0];
+    smem_async = kTiledSmem[p->opa][p->opb][1];
+  } else {
+    const SkinnyMap s = skinny_map(p);
+    fn_sync = (const void *)kSkinny[dt][s.wk][0];
+    fn_async = (const void *)kSkinny[dt][s.wk][1];
+    smem_sync = skinny_smem(s.wk, cfg->bnw, kSkinnySyncStages);
+    /* every bnw of the autotuner may use the same kernel: the largest */
+    size_t mx_sync = 0, mx_async = 0, min_async = 0;
+    for (int b = 16; b <= 64; b *= 2) {
+      const size_t sy = skinny_smem(s.wk, b, kSkinnySyncStages);
+      const size_t lo = skinny_smem(s.wk, b, kSkinnyMinStages);
+      const size_t hi = skinny_smem(s.wk, b, kSkinnyMaxStages);
+      if (sy > mx_sync) mx_sync = sy;
+      if (lo > min_async) min_async = lo;
+      if (hi > mx_async) mx_async = hi;
+    }
+    if ((int)mx_sync > optin)
+      return gk_fail(GKO_STATUS_NOT_SUPPORTED,
+                     "WMMA: the skinny kernel needs %zu bytes of shared memory per block, this "
+                     "GPU allows %d",
+                     mx_sync, optin);
+    gko_status_t st = set_smem(fn_sync, mx_sync, "WMMA skinny kernel: cudaFuncSetAttribute");
+    if (st) return st;
+    /* cp.async: usable when the shallowest pipeline fits for every bnw; the
+     * plan picks the depth (<= max_stages) from the occupancy it gives */
+    if (mx_async > (size_t)optin) mx_async = (size_t)optin;
+    cfg->async_ok = cc >= 80 && min_async <= (size_t)optin;
+    if (cfg->async_ok &&
+        (st = set_smem(fn_async, mx_async, "WMMA skinny kernel: cudaFuncSetAttribute")))
+      return st;
+    cfg->max_stages = kSkinnyMinStages;
+    for (int S = kSkinnyMaxStages; S > kSkinnyMinStages; S--) {
+      int fits = 1;
+      for (int b = 16; b <= 64; b *= 2) fits &= skinny_smem(s.wk, b, S) <= mx_async;
+      if (fits) {
+        cfg->max_stages = S;
+        break;
+      }
+    }
+    cfg->stages = cfg->async_ok ? kSkinnyMinStages : kSkinnySyncStages;
+    const int occ = gk_wmma_skinny_occupancy(p, cfg);
+    if (occ < 0) return GKO_STATUS_CUDA_ERROR; /* detail set */
+    if (occ == 0)
+      return gk_fail(GKO_STATUS_NOT_SUPPORTED, "WMMA: the skinny kernel does not fit on this GPU");
+    cfg->blocks_per_sm = occ;
+    return GKO_STATUS_SUCCESS;
+  }
+  if ((int)smem_sync > optin)
+    return gk_fail(GKO_STATUS_NOT_SUPPORTED,
+                   "WMMA: the kernel needs %zu bytes of shared memory per block, this GPU "
+                   "allows %d",
+                   smem_sync, optin);
+  gko_status_t st = GKO_STATUS_SUCCESS;
+  if (cfg->kind == GK_WMMA_TILED) st = set_smem(fn_sync, smem_sync, "WMMA kernel: cudaFuncSetAttribute");
+  if (st) return st;
+  cfg->async_ok = cc >= 80 && (int)smem_async <= optin;
+  if (cfg->async_ok && cfg->kind == GK_WMMA_TILED &&
+      (st = set_smem(fn_async, smem_async, "WMMA kernel: cudaFuncSetAttribute")))
+    return st;
+  int blocks = 0;
+  e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, cfg->async_ok ? fn_async : fn_sync,
+                                                    kThreads,
+                                                    cfg->async_ok ? smem_async : smem_sync);
+  if (e != cudaSuccess) return gk_cuda_fail(e, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  cfg->blocks_per_sm = blocks;
+  if (blocks == 0)
+    return gk_fail(GKO_STATUS_NOT_SUPPORTED, "WMMA: the kernel does not fit on this GPU");
+  return GKO_STATUS_SUCCESS;
+}
+
+extern "C" int gk_wmma_skinny_occupancy(const gk_wmma_problem *p, const gk_wmma_config *cfg) {
+  const SkinnyMap s = skinny_map(p);
+  const int dt = p->ab_dtype == GKO_DTYPE_BF16, async = cfg->async_ok;
+  const size_t smem = skinny_smem(s.wk, cfg->bnw, async ? cfg->stages : kSkinnySyncStages);
+  int blocks = 0;
+  cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &blocks, (const void *)kSkinny[dt][s.wk][async], kThreads, smem);
+  if (e != cudaSuccess) {
+    gk_cuda_fail(e, "cudaOccupancyMaxActiveBlocksPerMultiprocessor (WMMA skinny kernel)");
+    return -1;
+  }
+  return blocks;
+}
+
+extern "C" size_t gk_wmma_partials_bytes(const gk_wmma_problem *p, const gk_wmma_config *cfg) {
+  if (cfg->kind != GK_WMMA_SKINNY || cfg->splits <= 1) return 0;
+  const SkinnyMap s = skinny_map(p);
+  return (size_t)p->batch * (size_t)cfg->splits * (size_t)s.ns * (size_t)s.nb * sizeof(float);
+}
+
+extern "C" gko_status_t gk_wmma_launch(const gk_wmma_problem *p, const gk_wmma_config *cfg,
+                                       float alpha, float beta, const void *a, const void *b,
+                                       const void *c, void *d, const void *bias, void *ws,
+                                       void *stream) {
+  const int dt = p->ab_dtype == GKO_DTYPE_BF16;
+  const int64_t gy = p->batch < kMaxGridY ? p->batch : kMaxGridY;
+  cudaError_t e;
+  if (cfg->kind == GK_WMMA_TILED) {
+    TiledParams P;
+    P.a = static_cast<const uint16_t *>(a);
+    P.b = static_cast<const uint16_t *>(b);
+    P.c = c;
+    P.d = d;
+    P.bias = bias;
+    P.m = p->m, P.n = p->n, P.k = p->k, P.batch = p->batch;
+    P.lda = p->lda, P.ldb = p->ldb, P.ldc = p->ldc, P.ldd = p->ldd;
+    P.sa = p->stride_a, P.sb = p->stride_b, P.sc = p->stride_c, P.sd = p->stride_d;
+    P.sbias = p->stride_bias;
+    P.tiles_m = (p->m + BM - 1) / BM;
+    P.tiles_n = (p->n + BN - 1) / BN;
+    P.alpha = alpha;
+    P.beta = beta;
+    P.act = p->act;
+    P.cd = p->cd_dtype;
+    P.bias_mode = bias ? (p->bias_on_rows ? 1 : 2) : 0;
+    P.vec_a = vec16(a, p->lda, p->stride_a, p->batch);
+    P.vec_b = vec16(b, p->ldb, p->stride_b, p->batch);
+    P.vec_c = vec_cd(c, p->cd_dtype, p->ldc, p->stride_c, p->batch);
+    P.vec_d = vec_cd(d, p->cd_dtype, p->ldd, p->stride_d, p->batch);
+    const int async = cfg->async_ok && P.vec_a && P.vec_b;
+    int64_t gx = P.tiles_m * P.tiles_n;
+    if (gx > kMaxGridX) gx = kMaxGridX;
+    void *args[] = {&P};
+    e = cudaLaunchKernel((const void *)kTiled[dt][p->opa][p->opb][async],
+                         dim3((unsigned)gx, (unsigned)gy), dim3(kThreads), args,
+                         kTiledSmem[p->opa][p->opb][async], (cudaStream_t)stream);
+    if (e != cudaSuccess) return gk_cuda_fail(e, "WMMA GEMM kernel launch");
+    return GKO_STATUS_SUCCESS;
+  }
+  const SkinnyMap s = skinny_map(p);
+  SkinnyParams P;
+  P.w = static_cast<const uint16_t *>(s.small_n ? a : b);
+  P.x = static_cast<const uint16_t *>(s.small_n ? b : a);
+  P.c = c;
+  P.d = d;
+  P.bias = bias;
+  P.partials = static_cast<float *>(ws);
+  P.nb = s.nb, P.ns = s.ns, P.k = p->k, P.batch = p->batch;
+  P.swj = s.swj, P.swp = s.swp, P.sxi = s.sxi, P.sxp = s.sxp;
+  P.sdj = s.sdj, P.sdi = s.sdi, P.scj = s.scj, P.sci = s.sci;
+  P.bw = s.bw, P.bx = s.bx, P.bc = p->stride_c, P.bd = p->stride_d, P.bbias = p->stride_bias;
+  P.bnw = cfg->bnw;
+  P.bk = kSkinnyTile / cfg->bnw;
+  P.stages = kSkinnySyncStages;
+  P.tiles = (s.nb + P.bnw - 1) / P.bnw;
+  P.splits = cfg->splits;
+  P.kchunk = cfg->kchunk;
+  P.alpha = alpha;
+  P.beta = beta;
+  P.act = p->act;
+  P.cd = p->cd_dtype;
+  P.has_bias = bias != nullptr;
+  P.bias_on_j = s.bias_on_j;
+  /* cp.async: W vectorizable along its contiguous dimension, X along k */
+  const void *w = P.w, *x = P.x;
+  const bool w_vec = vec16(w, s.wk ? s.swj : s.swp, s.bw, p->batch);
+  const bool x_vec = s.sxp == 1 && vec16(x, s.ns > 1 ? s.sxi : 8, s.bx, p->batch);
+  const int async = cfg->async_ok && w_vec && x_vec;
+  if (async) P.stages = cfg->stages;
+  P.vec_w = w_vec;
+  P.vec_x = x_vec;
+  int64_t gx = P.tiles * P.splits;
+  if (gx > kMaxGridX) gx = kMaxGridX;
+  void *args[] = {&P};
+  e = cudaLaunchKernel((const void *)kSkinny[dt][s.wk][async], dim3((unsigned)gx, (unsigned)gy),
+                       dim3(kThreads), args, skinny_smem(s.wk, P.bnw, P.stages),
+                       (cudaStream_t)stream);
+  if (e != cudaSuccess) return gk_cuda_fail(e, "WMMA skinny kernel launch");
+  if (P.splits > 1) {
+    int64_t total = s.ns * s.nb * p->batch, grid = (total + kThreads - 1) / kThreads;
+    if (grid > kMaxGridX) grid = kMaxGridX;
+    e = cudaLaunchKernel((const void *)skinny_reduce, dim3((unsigned)grid), dim3(kThreads), args,
+                         0, (cudaStream_t)stream);
+    if (e != cudaSuccess) return gk_cuda_fail(e, "WMMA split-K reduction kernel launch");
+  }
+  return GKO_STATUS_SUCCESS;
+}
