@@ -124,7 +124,7 @@ abi-check: library
 	sh tests/abi_check.sh
 
 # ---- benchmark and examples -------------------------------------------------
-BENCH_LIBS := -Llib -lgko -Wl,-rpath,'$$ORIGIN/../../lib:$$ORIGIN/../lib' -L$(CUDA_LIB) -lcudart -lm -lpthread -ldl
+BENCH_LIBS := -Llib -lgko -Wl,-rpath,'$$ORIGIN/../../lib:$$ORIGIN/../lib' -L$(CUDA_LIB) -lcusparse -lcudart -lm -lpthread -ldl
 bench: $(BUILD)/bin/gko-bench
 
 # Builds everything and runs gko-bench's default suite on the GPU (on a

@@ -24,6 +24,7 @@ typedef struct {
 static const module kModules[] = {
     {"gelu", bench_gelu_cmd, bench_gelu_suite},
     {"gemm", bench_gemm_cmd, bench_gemm_suite},
+    {"spmm", bench_spmm_cmd, bench_spmm_suite},
 };
 enum { kNumModules = sizeof kModules / sizeof kModules[0] };
 
@@ -32,6 +33,9 @@ static void usage(void) {
           "usage: gko-bench [--info] [--repeat R] [--json FILE] [--suite a,b] [SUBCOMMAND [FLAGS]]\n"
           "  (no subcommand: the default suite of every module, or of those --suite names)\n"
           "  gelu [--n N] [--dtype f32|f16|bf16] [--approx erf|tanh] [--backward]\n"
+          "  spmm --matrix FILE | --rmat SCALE --degree D | --uniform ROWS --degree D [--n N] "
+          "[--dtype f32|f16|bf16] [--kernel auto|row-split|merge] [--index int32|int64] "
+          "[--no-cusparse]\n"
           "  gemm --m M --n N --k K [--dtype f16|bf16|f32|tf32] [--out f32] [--epilogue "
           "none|bias|relu|bias-relu|gelu|bias-gelu|gelu-tanh|bias-gelu-tanh] [--transa] "
           "[--transb] [--batch B] [--pad auto|never|always] [--fusion auto|required|never] "

@@ -619,6 +619,262 @@ GKO_API gko_status_t gko_gemm(gko_handle_t handle, gko_op_t transa,
                               int64_t ldd, gko_epilogue_t epilogue,
                               const void *bias, gko_stream_t stream);
 
+/* ------------------------------------------------------------------------ */
+/* Sparse matrices: CSR descriptor and validation                            */
+/* ------------------------------------------------------------------------ */
+/* A sparse m x k matrix A in compressed sparse row (CSR) form, zero-based:
+ *   row_ptr[m + 1]  row i holds the entries at positions
+ *                   [row_ptr[i], row_ptr[i + 1]) of the two arrays below;
+ *   col_ind[nnz]    the column of each entry, in [0, k);
+ *   values[nnz]     its value.
+ * row_ptr and col_ind share one index type; the values have a gko_dtype_t.
+ * Columns need not be sorted within a row, and a column may repeat in a row
+ * (duplicates): every operator treats a duplicate as a sum (A[i][j] is the
+ * sum of all entries of row i with column j), as cuSPARSE and SciPy do. */
+
+/* Index type of row_ptr and col_ind. */
+typedef enum gko_index_e {
+  GKO_INDEX_INT32 = 0, /* int32_t; nnz must be at most 2^31 - 1 */
+  GKO_INDEX_INT64 = 1  /* int64_t */
+} gko_index_t;
+
+/* Opaque CSR descriptor: sizes, types and the three device pointers.  It
+ * does not own, copy or read the arrays (nothing touches the GPU until a
+ * call that takes a handle). */
+typedef struct gko_csr_s *gko_csr_t;
+
+/* Describes the m x k CSR matrix (row_ptr, col_ind, values); see above.
+ * row_ptr, col_ind, values: device-accessible arrays of m + 1, nnz and nnz
+ * elements, each aligned to its element size.  NULL is allowed where the
+ * array is empty: row_ptr when m == 0, col_ind and values when nnz == 0 (a
+ * non-NULL pointer is then never read either).
+ * Host-side checks only: the contents are checked by gko_csr_validate.
+ * Returns GKO_STATUS_INVALID_VALUE for: csr NULL; m, k or nnz negative;
+ * nnz > 0 with m == 0 or k == 0 (no entry could be valid); nnz > 2^31 - 1
+ * with GKO_INDEX_INT32; an unknown index type or value dtype; a NULL array
+ * that is not empty; a pointer not aligned to its element size.
+ * GKO_STATUS_ALLOC_FAILED.  *csr is untouched on failure.
+ * Storage: allocates host memory (freed by gko_csr_destroy).
+ * Async: no.  Capture: yes (host only). */
+GKO_API gko_status_t gko_csr_create(gko_csr_t *csr, int64_t m, int64_t k,
+                                    int64_t nnz, const void *row_ptr,
+                                    const void *col_ind, const void *values,
+                                    gko_index_t index_type,
+                                    gko_dtype_t value_type);
+/* Frees a descriptor; NULL is a no-op.  Plans made from it stay valid (they
+ * hold a copy).  Storage: frees host memory.  Async: no.  Capture: yes. */
+GKO_API gko_status_t gko_csr_destroy(gko_csr_t csr);
+
+/* What gko_csr_validate found wrong (the first defect by row; row_ptr
+ * defects take precedence over column defects, whose rows are only
+ * meaningful once row_ptr is sound). */
+typedef enum gko_csr_check_e {
+  GKO_CSR_VALID = 0,
+  GKO_CSR_ROW_PTR_START = 1,      /* row_ptr[0] != 0 (row 0) */
+  GKO_CSR_ROW_PTR_DECREASING = 2, /* row_ptr[row + 1] < row_ptr[row] */
+  GKO_CSR_ROW_PTR_END = 3,        /* row_ptr[m] != nnz (row m - 1) */
+  GKO_CSR_COLUMN_RANGE = 4        /* a column of `row` is < 0 or >= k */
+} gko_csr_check_t;
+
+/* Bytes of device workspace gko_csr_validate needs for csr: about 17 bytes
+ * per entry -- a row-start mark, and the packed (row, column) keys and
+ * their sorted copy that the duplicate check of unsorted rows uses -- plus
+ * CUB's temporary storage.
+ * Any pointer alignment works (255 bytes of slack are counted).
+ * Returns GKO_STATUS_INVALID_VALUE for a NULL argument, GKO_STATUS_DEVICE_
+ * MISMATCH, GKO_STATUS_CUDA_ERROR.
+ * Storage: none.  Async: no.  Capture: yes (host-side size queries only). */
+GKO_API gko_status_t gko_csr_validate_workspace_size(gko_handle_t handle,
+                                                     gko_csr_t csr,
+                                                     size_t *bytes);
+
+/* Checks the CSR arrays on the GPU and waits for the answer:
+ *   1. row_ptr[0] == 0, row_ptr non-decreasing, row_ptr[m] == nnz;
+ *   2. (if 1 holds) every column in [0, k);
+ *   3. (if 1 holds) whether the columns of every row are sorted ascending,
+ *      and whether any row holds a column twice (duplicates; allowed, they
+ *      are summed) -- found in unsorted rows by radix-sorting the packed
+ *      keys (row << 32 | column) of all entries.
+ * values is never read.
+ * Outputs (each may be NULL when not wanted):
+ *   *check       GKO_CSR_VALID or the first defect (gko_csr_check_t);
+ *   *row         the offending row, -1 when valid;
+ *   *sorted      1 if every row's columns are strictly or non-strictly
+ *                ascending, 0 if not, -1 if unknown (row_ptr defective);
+ *   *duplicates  1 if some row holds a column twice, 0 if not, -1 if unknown
+ *                (row_ptr defective; or unsorted rows with m or k above
+ *                2^32, whose keys do not pack into 64 bits).
+ * Returns GKO_STATUS_SUCCESS for a valid matrix.  For a malformed one it
+ * returns GKO_STATUS_INVALID_VALUE, writes the outputs above (the one
+ * exception to "outputs untouched on failure": they are the verdict), and
+ * the detail names the defect, e.g. "row_ptr[8] = 5 < row_ptr[7] = 9: row 7
+ * has negative length" or "col_ind[41] = 2708 in row 6 is outside [0, k =
+ * 2708)".  Initialise *check to GKO_CSR_VALID: after INVALID_VALUE it is
+ * non-zero exactly when the matrix (not an argument) is at fault.
+ * Other statuses (outputs untouched): GKO_STATUS_INVALID_VALUE (a NULL
+ * handle or csr, workspace NULL with workspace_bytes > 0, row_ptr/col_ind
+ * memory the device cannot access), GKO_STATUS_INSUFFICIENT_WORKSPACE,
+ * GKO_STATUS_NOT_SUPPORTED (the stream is being captured: this call
+ * synchronizes), GKO_STATUS_DEVICE_MISMATCH, GKO_STATUS_ALLOC_FAILED,
+ * GKO_STATUS_CUDA_ERROR, GKO_STATUS_EXECUTION_FAILED.
+ * workspace: gko_csr_validate_workspace_size bytes, or NULL with
+ * workspace_bytes == 0 to let the call allocate (cudaMalloc) and free it.
+ * Cost: one pass over row_ptr and two over col_ind with CUB's DeviceReduce
+ * (O(m + nnz) device work, about the time of reading the arrays twice),
+ * plus, only when some row is unsorted, a CUB DeviceRadixSort of the
+ * packed keys; one stream synchronization (two when unsorted).  gko's
+ * operators never validate by themselves: validate untrusted input once,
+ * since executing on a malformed matrix may fault or read out of bounds.
+ * Storage: device memory only when workspace is NULL (allocated and freed
+ *          within the call).
+ * Async: no (returns after the stream has finished the checks).
+ * Capture: no (GKO_STATUS_NOT_SUPPORTED on a capturing stream). */
+GKO_API gko_status_t gko_csr_validate(gko_handle_t handle, gko_csr_t csr,
+                                      void *workspace, size_t workspace_bytes,
+                                      gko_csr_check_t *check, int64_t *row,
+                                      int *sorted, int *duplicates,
+                                      gko_stream_t stream);
+
+/* ------------------------------------------------------------------------ */
+/* SpMM: C = alpha * A * B + beta * C, A sparse (CSR), B and C dense         */
+/* ------------------------------------------------------------------------ */
+/* Shapes: A is m x k (a gko_csr_t), B is k x n, C is m x n.  B and C share
+ * the layout (gko_layout_t: ROW_MAJOR element (i, j) at [i * ld + j], ld >=
+ * n; COL_MAJOR at [i + j * ld], ld >= rows) and A's value dtype (F32, F16 or
+ * BF16).  Products and sums in f32; C is rounded once.  Duplicate columns
+ * are summed; unsorted rows are fine.
+ * Kernels (docs/spmm.md has the rules and measurements):
+ *   ROW_SPLIT: GE-SpMM style (Huang, Wang, Feng, "GE-SpMM: General-purpose
+ *     Sparse Matrix-Matrix Multiplication on GPUs for Graph Neural
+ *     Networks", SC'20): a group of lanes per row -- lanes across n (16-byte
+ *     vectors of B and C when the row-major leading dimensions and pointers
+ *     allow, several per lane for wide n) and, for narrow n, across the
+ *     row's entries -- with the row's col_ind/values staged through
+ *     registers a group-width at a time and broadcast by warp shuffles.
+ *     One launch.  Fast when rows have similar lengths.
+ *   MERGE: nnz-balanced -- the merge-path decomposition of Merrill and
+ *     Garland ("Merge-based Parallel Sparse Matrix-Vector Multiplication",
+ *     SC'16) over rows + entries, computed once in the plan: every warp
+ *     gets the same number of (row ends + entries), so one row holding a
+ *     large share of nnz is spread over many warps.  Rows split between
+ *     warps are summed from per-warp partials (in the workspace) by a
+ *     second, fix-up kernel in a fixed order: deterministic.  Two launches.
+ * Both are deterministic: the same inputs and plan give the same bits. */
+
+/* Kernel choice (requested at plan creation, reported by the plan). */
+typedef enum gko_spmm_kernel_e {
+  GKO_SPMM_KERNEL_AUTO = 0,      /* request: the plan chooses (see below) */
+  GKO_SPMM_KERNEL_ROW_SPLIT = 1,
+  GKO_SPMM_KERNEL_MERGE = 2,
+  GKO_SPMM_KERNEL_SCALE = 3,     /* reported: nnz == 0, C = beta * C */
+  GKO_SPMM_KERNEL_NONE = 4       /* reported: m == 0 or n == 0, no work */
+} gko_spmm_kernel_t;
+
+/* Opaque SpMM plan: the matrix (a copy of the descriptor), n, the layout
+ * and leading dimensions, the chosen kernel and its launch shape, and for
+ * MERGE the partition of the matrix (device memory owned by the plan). */
+typedef struct gko_spmm_plan_s *gko_spmm_plan_t;
+
+/* Plans C[m x n] = alpha * A * B[k x n] + beta * C for the matrix csr.
+ * Inspects the row-length distribution on the GPU (CUB reductions over
+ * row_ptr: longest row, mean, coefficient of variation, empty rows), picks
+ * the kernel (AUTO) -- MERGE when the estimated time of the longest row on
+ * one warp group exceeds the estimated memory time of the whole product by
+ * more than a second launch costs, else ROW_SPLIT -- and its launch shape
+ * (cudaOccupancyMaxPotentialBlockSize, cached per device), and for MERGE
+ * computes the merge-path partition (one search per warp) and the list of
+ * rows split between warps.  kernel: AUTO, ROW_SPLIT or MERGE forces one
+ * (tests, measurements); ignored when nnz, m or n is 0 (SCALE, NONE).
+ * The plan depends on row_ptr's contents: re-plan if they change.  col_ind
+ * and values may change between executes (the pointers are fixed).  The
+ * descriptor may be destroyed after this call; the handle must outlive the
+ * plan.  row_ptr is expected to be valid (gko_csr_validate): a malformed
+ * row_ptr gives a useless plan but no fault here (MERGE refuses one whose
+ * partition comes out inconsistent: INVALID_VALUE).
+ * ldb, ldc: leading dimensions of B and C in elements (ROW_MAJOR: >=
+ * max(1, n); COL_MAJOR: >= max(1, k) and >= max(1, m)).  COL_MAJOR runs
+ * the scalar path with strided accesses (correct, not tuned).
+ * Returns GKO_STATUS_INVALID_VALUE (NULL handle, csr or plan; n < 0; an
+ * unknown layout or kernel; a leading dimension too small; m*ldc or k*ldb
+ * elements overflowing a byte count; arrays the device cannot access),
+ * GKO_STATUS_NOT_SUPPORTED (the stream is being captured: this call
+ * synchronizes), GKO_STATUS_DEVICE_MISMATCH, GKO_STATUS_ALLOC_FAILED,
+ * GKO_STATUS_CUDA_ERROR, GKO_STATUS_EXECUTION_FAILED.  *plan is untouched
+ * on failure.
+ * Storage: allocates host memory and, for MERGE, device memory (16 bytes
+ *          per warp of work plus 24 per split row; both freed by
+ *          gko_spmm_plan_destroy); temporary device memory for the
+ *          statistics (freed before returning).
+ * Async: no (waits for the statistics on stream).
+ * Capture: no (GKO_STATUS_NOT_SUPPORTED on a capturing stream). */
+GKO_API gko_status_t gko_spmm_plan_create(gko_handle_t handle, gko_csr_t csr,
+                                          int64_t n, gko_layout_t layout,
+                                          int64_t ldb, int64_t ldc,
+                                          gko_spmm_kernel_t kernel,
+                                          gko_spmm_plan_t *plan,
+                                          gko_stream_t stream);
+/* Frees a plan and its device memory; NULL is a no-op.  Work already
+ * enqueued with the plan (and graphs captured from it) must have finished
+ * or be discarded first.
+ * Storage: frees host and device memory (cudaFree).  Async: no.
+ * Capture: no. */
+GKO_API gko_status_t gko_spmm_plan_destroy(gko_spmm_plan_t plan);
+/* Bytes of device workspace gko_spmm_execute needs: 0 for ROW_SPLIT, SCALE
+ * and NONE; for MERGE 2 * 4 * n bytes per warp of work (f32 partial rows;
+ * the plan aims at about 64 warps per SM, so about 0.5 * n * SMs KiB) plus
+ * 255 bytes of alignment slack (any pointer alignment works).
+ * Returns GKO_STATUS_INVALID_VALUE for a NULL argument.
+ * Storage: none.  Async: no.  Capture: yes. */
+GKO_API gko_status_t gko_spmm_workspace_size(gko_spmm_plan_t plan,
+                                             size_t *bytes);
+/* The kernel the plan runs (never AUTO).  INVALID_VALUE for NULL.
+ * Storage: none.  Async: no.  Capture: yes. */
+GKO_API gko_status_t gko_spmm_plan_kernel(gko_spmm_plan_t plan,
+                                          gko_spmm_kernel_t *kernel);
+/* A readable account of the plan: the kernel, its launch shape and why,
+ * with the row statistics, e.g. "ROW_SPLIT: 16 lanes x 2 16-byte vectors
+ * across n (1 tile), 1 lanes across entries, 2 rows per warp, 256 threads
+ * x 1233 blocks (scalar path when B or C is not 16-byte aligned); rows: m
+ * 19717, nnz 88648, mean 4.50, max 171, cv 1.68, empty 0; estimated
+ * longest row 5.3 us on one group vs memory time 7.0 us (MERGE when ...)".
+ * Always NUL-terminated when bytes > 0 (truncated if needed); *required
+ * (may be NULL) receives the full size with the terminator.
+ * INVALID_VALUE for a NULL plan, or buf NULL with bytes > 0.
+ * Storage: none.  Async: no.  Capture: yes. */
+GKO_API gko_status_t gko_spmm_plan_describe(gko_spmm_plan_t plan, char *buf,
+                                            size_t bytes, size_t *required);
+
+/* C = alpha * A * B + beta * C on stream, with the plan's matrix, n, layout
+ * and leading dimensions.  B (k x n) and C (m x n): device-accessible,
+ * aligned to the element size; 16-byte vectors are used when the pointers
+ * are 16-byte aligned and the plan's leading dimensions allow (else scalar
+ * accesses, same results).  alpha and beta are host values read at the
+ * call (a captured graph keeps them).
+ *   - beta == 0: C is only written (NaN or Inf in it has no effect).
+ *   - nnz == 0 (or k == 0): B is not read (may be NULL), C = beta * C.
+ *   - m == 0 or n == 0: nothing is read or written (NULLs allowed).
+ *   - Elements of C outside the m x n matrix (padding up to ldc) are never
+ *     read or written.  alpha == 0 is not special-cased (NaN in B
+ *     propagates).
+ *   - C must not overlap B or the CSR arrays (INVALID_VALUE).
+ * Statuses: GKO_STATUS_INVALID_VALUE (NULL plan; a NULL or misaligned B or
+ * C the call needs; overlap; workspace NULL while the plan needs some),
+ * GKO_STATUS_INSUFFICIENT_WORKSPACE, GKO_STATUS_DEVICE_MISMATCH (wrong
+ * current device, stream or pointer device), GKO_STATUS_CUDA_ERROR (a
+ * launch failed), GKO_STATUS_EXECUTION_FAILED (sticky context error),
+ * GKO_STATUS_INTERNAL (the plan's launch shape broke the kernels' warp
+ * invariants: a gko bug, refused before launching).  On failure nothing
+ * was enqueued and C is untouched.
+ * The matrix must be valid (gko_csr_validate); else the result is
+ * undefined and the kernels may read out of bounds.  A plan may be
+ * executed from several threads at once, each with its own workspace.
+ * Storage: none (the caller's workspace).  Async: yes.
+ * Capture: yes (enqueues one or two kernels, nothing else). */
+GKO_API gko_status_t gko_spmm_execute(gko_spmm_plan_t plan, float alpha,
+                                      const void *B, float beta, void *C,
+                                      void *workspace, size_t workspace_bytes,
+                                      gko_stream_t stream);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -263,6 +263,258 @@ int gk_code_path_for(int cc, const int *sass, int nsass, int ptx);
 int gk_compiled_sass(const int **list);
 int gk_compiled_ptx(void);
 
+/* ---- CSR and SpMM (src/csr.c, src/spmm.c, kernels/csr.cu, kernels/spmm.cu) */
+
+struct gko_csr_s {
+  int64_t m, k, nnz;
+  const void *row_ptr, *col_ind, *values;
+  int index_type; /* gko_index_t */
+  int value_type; /* gko_dtype_t */
+};
+
+/* Bytes of the index and value types of a valid descriptor. */
+static inline size_t gk_csr_isize(const struct gko_csr_s *a) {
+  return a->index_type == GKO_INDEX_INT64 ? 8 : 4;
+}
+
+/* What kernels/csr.cu's validation found: check is a gko_csr_check_t; row
+ * the offending row (-1 if valid); a, b the values the message quotes
+ * (START: a = row_ptr[0]; DECREASING: a = row_ptr[row], b = row_ptr[row+1];
+ * END: a = row_ptr[m]; COLUMN_RANGE: a = the position, b = the column);
+ * sorted and duplicates 1, 0 or -1 (unknown). */
+typedef struct gk_csr_verdict {
+  int64_t check, row, a, b, sorted, duplicates;
+} gk_csr_verdict;
+
+/* Workspace gk_csr_validate_run needs (no alignment slack: the caller adds
+ * 255 bytes and aligns).  CUDA_ERROR if a CUB size query fails. */
+gko_status_t gk_csr_validate_bytes(const struct gko_csr_s *a, size_t *bytes);
+/* Runs the validation on stream (256-byte-aligned ws of at least
+ * gk_csr_validate_bytes) and waits for it; fills *out.  m > 0. */
+gko_status_t gk_csr_validate_run(const struct gko_csr_s *a, void *ws,
+                                 size_t ws_bytes, gk_csr_verdict *out,
+                                 void *stream);
+
+/* Row-length statistics over rows [0, m) (CUB TransformReduce), for plans:
+ * allocates temporary device memory, runs on stream, waits.  m > 0. */
+typedef struct gk_row_stats {
+  int64_t max_len, empty_rows;
+  double sum_sq; /* sum of squared row lengths */
+} gk_row_stats;
+gko_status_t gk_csr_row_stats(const struct gko_csr_s *a, gk_row_stats *out,
+                              void *stream);
+
+/* Launch shape of one SpMM kernel path (kernels/spmm.cu).  Within a warp:
+ * 2^lg_r row groups of 2^(lg_gc + lg_gk) lanes; in a group 2^lg_gc lanes
+ * across n (each nv vectors of 16 bytes when vec, else nv elements, per
+ * column tile) and 2^lg_gk lanes across the row's entries.  MERGE uses
+ * lg_r = 0 and lg_gc + lg_gk = 5. */
+typedef struct gk_spmm_shape {
+  int vec, nv;
+  int lg_gc, lg_gk, lg_r;
+  int64_t ntiles;
+  int block;    /* threads per block (occupancy API) */
+  int64_t grid; /* blocks */
+} gk_spmm_shape;
+
+/* One SpMM launch: everything already checked. */
+typedef struct gk_spmm_args {
+  int kernel; /* GKO_SPMM_KERNEL_ROW_SPLIT, _MERGE or _SCALE */
+  int dtype, idx64;
+  int64_t m, n, nnz;
+  const void *row_ptr, *col_ind, *values;
+  const void *B;
+  void *C;
+  int64_t sbr, sbc, scr, scc; /* element strides: B(i,j) = B[i*sbr + j*sbc] */
+  float alpha, beta;
+  gk_spmm_shape shape;
+  /* MERGE: (row, entry) coordinates of the units' starts, units + 1 pairs;
+   * split rows as (row, first unit, completing unit) triples; partial rows
+   * in the workspace, 2 per unit, npad floats each. */
+  const int64_t *part;
+  int64_t units;
+  const int64_t *runs;
+  int64_t nruns;
+  float *partials;
+  int64_t npad;
+  void *stream;
+} gk_spmm_args;
+
+/* Threads per block and blocks per device that
+ * cudaOccupancyMaxPotentialBlockSize gives the kernel selected by (kernel,
+ * dtype, idx64, vec, nv) -- fix-up and scale kernels by kernel alone --
+ * cached per device (thread-safe). */
+gko_status_t gk_spmm_occupancy(int kernel, int dtype, int idx64, int vec,
+                               int nv, int *block, int *grid);
+/* Enqueues the SpMM (and, for MERGE, the fix-up kernel). */
+gko_status_t gk_spmm_launch(const gk_spmm_args *a);
+/* MERGE plan step: the merge-path coordinates (row, entry) where units
+ * 0..units start, unit u at path item u * per_unit of the m + nnz row ends
+ * and entries (the last, u = units, is (m, nnz)), into part[2 * (units +
+ * 1)], and row_ptr at each start row into rp_at[units + 1] (device
+ * arrays), on stream (asynchronous). */
+gko_status_t gk_spmm_partition(const struct gko_csr_s *a, int64_t units,
+                               int64_t per_unit, int64_t *part, int64_t *rp_at,
+                               void *stream);
+
+/* ---- SpMM plan model: pure functions shared by src/spmm.c, kernels/spmm.cu
+ * and the host-only tests (tests/test_spmm.c, suite spmm_model), so that
+ * the index arithmetic the GPU runs is the arithmetic the tests check. */
+
+#if defined(__CUDACC__)
+#define GK_HD __host__ __device__
+#else
+#define GK_HD
+#endif
+
+static inline GK_HD int64_t gk_ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static inline int gk_ceil_log2(int64_t v) {
+  int l = 0;
+  while (((int64_t)1 << l) < v) l++;
+  return l;
+}
+
+static inline int gk_floor_log2(double v) {
+  int l = 0;
+  while (v >= 2.0) {
+    v /= 2.0;
+    l++;
+  }
+  return l;
+}
+
+/* Lane mapping of one SpMM path (vw elements per vector: 16 / element size
+ * on the vector path, 1 on the scalar path).  From 16 vectors of n on, each
+ * lane owns two vectors (GE-SpMM's coarse-grained warp merging); lanes
+ * across n up to 32, then column tiles.  Entry parts: about one load batch
+ * (8 / nv entries) of the mean row each; the remaining lanes take more rows
+ * (ROW_SPLIT) or more entry parts (MERGE, one row at a time per warp).
+ * Invariants (checked by the spmm_model tests): lg_gc + lg_gk + lg_r == 5;
+ * MERGE has lg_r == 0; the tiles cover n exactly:
+ * (ntiles - 1) * span < n <= ntiles * span, span = 2^lg_gc * nv * vw. */
+static inline void gk_spmm_shape_for(int kernel, int64_t n, int vw, double mean,
+                                     gk_spmm_shape *s) {
+  const int64_t nvec = gk_ceil_div64(n, vw);
+  s->vec = vw > 1;
+  if (nvec > 64) {
+    s->lg_gc = 5;
+    s->nv = 2;
+    s->ntiles = gk_ceil_div64(nvec, 64);
+    s->lg_gk = 0;
+  } else {
+    s->nv = nvec >= 16 ? 2 : 1;
+    s->lg_gc = gk_ceil_log2(gk_ceil_div64(nvec, s->nv));
+    s->ntiles = 1;
+    const int spare = 5 - s->lg_gc;
+    int gk = gk_floor_log2(mean * s->nv / 8.0);
+    if (gk > spare || kernel == GKO_SPMM_KERNEL_MERGE) gk = spare;
+    s->lg_gk = gk;
+  }
+  s->lg_r = kernel == GKO_SPMM_KERNEL_MERGE ? 0 : 5 - s->lg_gc - s->lg_gk;
+}
+
+/* Threads per block for a kernel whose warps are its work items, from the
+ * occupancy API's block size (a multiple of 32 up to 1024): as large as
+ * that, but halved (in whole warps) while the grid would give fewer than
+ * two blocks per SM.  Always a multiple of 32, at least 32: every kernel
+ * of spmm.cu derives its warp index from the global thread index and
+ * shuffles with a full mask, so a partial warp would both alias another
+ * warp's work and shuffle with lanes that do not exist (the first H200 run
+ * had blocks of 80 and 56 threads: duplicated rows, illegal addresses,
+ * hangs). */
+static inline int gk_spmm_fit_block(int occ_block, int64_t warps, int64_t sms) {
+  int wpb = occ_block / 32;
+  if (wpb < 1) wpb = 1;
+  if (sms < 1) sms = 1;
+  while (wpb > 2 && gk_ceil_div64(warps, wpb) < 2 * sms) wpb = (wpb + 1) / 2;
+  return wpb * 32;
+}
+
+/* First column of vector q of column part cp in column tile `tile`: the gc
+ * column parts' vector q are contiguous in memory. */
+static inline GK_HD int64_t gk_spmm_lane_col(int64_t tile, int q, int gc, int cp, int nv,
+                                             int vw) {
+  return (tile * (int64_t)gc * nv + (int64_t)q * gc + cp) * vw;
+}
+
+/* row_ptr[i] of either index type. */
+static inline GK_HD int64_t gk_rp_at(const void *rp, int idx64, int64_t i) {
+  return idx64 ? (int64_t)((const int64_t *)rp)[i] : (int64_t)((const int32_t *)rp)[i];
+}
+
+/* Merge path (Merrill & Garland, SC'16) of A = row ends row_ptr[1..m] and
+ * B = entry indices 0..nnz-1: the number of rows i completed before path
+ * item d, i.e. the smallest i in [max(0, d - nnz), min(d, m)] with
+ * row_ptr[i + 1] > d - i - 1.  The unit starting at d starts at (row i,
+ * entry d - i), and row_ptr[i] <= d - i <= row_ptr[i + 1] (valid row_ptr). */
+static inline GK_HD int64_t gk_merge_search(const void *rp, int idx64, int64_t m, int64_t nnz,
+                                            int64_t d) {
+  int64_t lo = d - nnz > 0 ? d - nnz : 0, hi = d < m ? d : m;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (gk_rp_at(rp, idx64, mid + 1) <= d - mid - 1) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* What unit (i0, j0) .. (i1, j1) does with row r in [i0, i1] (r <= m - 1),
+ * whose entries are [s, e): the entries [*a, *b) it sums, and where the
+ * sum goes.  merge_kernel and the host's split-row list both use this. */
+enum {
+  GK_MERGE_SKIP = 0,   /* nothing: row i1 with no entries in this unit */
+  GK_MERGE_DIRECT = 1, /* the whole row: C written directly */
+  GK_MERGE_HEAD = 2,   /* completes a row begun before: head slot 2u */
+  GK_MERGE_TAIL = 3    /* begins or continues row i1: tail slot 2u + 1 */
+};
+static inline GK_HD int gk_merge_row(int64_t r, int64_t s, int64_t e, int64_t j0, int64_t i1,
+                                     int64_t j1, int64_t *a, int64_t *b) {
+  const int complete = r < i1;
+  *a = s > j0 ? s : j0;
+  int64_t end = complete ? (e < j1 ? e : j1) : j1;
+  if (end < *a) end = *a;
+  *b = end;
+  if (!complete) return end > *a ? GK_MERGE_TAIL : GK_MERGE_SKIP;
+  return s >= j0 ? GK_MERGE_DIRECT : GK_MERGE_HEAD;
+}
+
+/* The rows split between units, from the partition part[2 * (units + 1)]
+ * (row, entry) pairs and rp_at[u] = row_ptr[part[2 * u]]: a row split
+ * between units is listed once as (row, first unit, completing unit) in
+ * runs[3 * nruns] (room for 3 * units).  Returns nruns, or -1 when the
+ * partition is inconsistent (a malformed row_ptr): a tail nobody completes,
+ * a head nobody began. */
+static inline int64_t gk_spmm_split_rows(const int64_t *part, const int64_t *rp_at,
+                                         int64_t units, int64_t m, int64_t *runs) {
+  int64_t nruns = 0;
+  int open = 0;
+  for (int64_t u = 0; u < units; u++) {
+    const int64_t i0 = part[2 * u], j0 = part[2 * u + 1];
+    const int64_t i1 = part[2 * u + 2], j1 = part[2 * u + 3];
+    int64_t a, b;
+    const int head = i0 < i1 && i0 < m &&
+                     gk_merge_row(i0, rp_at[u], rp_at[u], j0, i1, j1, &a, &b) == GK_MERGE_HEAD;
+    const int tail = i1 < m && gk_merge_row(i1, rp_at[u + 1], rp_at[u + 1], j0, i1, j1, &a,
+                                            &b) == GK_MERGE_TAIL;
+    if (head) {
+      if (!open || runs[3 * nruns] != i0) return -1;
+      runs[3 * nruns + 2] = u;
+      nruns++;
+      open = 0;
+    }
+    if (tail) {
+      if (open && runs[3 * nruns] != i1) return -1; /* an unterminated row */
+      if (!open) {
+        runs[3 * nruns] = i1;
+        runs[3 * nruns + 1] = u;
+        open = 1;
+      }
+    }
+  }
+  return open ? -1 : nruns;
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,559 @@
+/* spmm.cu -- C = alpha * A * B + beta * C with A in CSR, B and C dense.
+ *
+ * Lane mapping (both kernels).  A warp holds 2^lg_r row groups of
+ * G = 2^(lg_gc + lg_gk) lanes.  In a group, lane gl has a column part
+ * cp = gl % Gc and an entry part kp = gl / Gc:
+ *   - the Gc column parts cover a tile of n: each lane owns NV vectors of VW
+ *     consecutive elements (VW = 16 bytes / element size on the vector
+ *     path, 1 on the scalar path), interleaved so that one vector index q
+ *     of the Gc lanes is contiguous in memory: columns
+ *     tile0 + (q * Gc + cp) * VW ... + VW - 1;
+ *   - the Gk entry parts split the row's entries (entry t of a chunk goes
+ *     to part t % Gk) and are summed by a butterfly of shuffles at the end.
+ * The row's col_ind/values are staged a chunk of G entries at a time, one
+ * entry per lane, coalesced, with the next chunk prefetched; the entries
+ * are broadcast by shuffles (GE-SpMM's "coalesced row caching", in
+ * registers rather than shared memory).  B is read in batches of 8/NV
+ * entries x NV vectors per lane before any FMA, so every lane keeps 8
+ * independent 16-byte loads in flight.  Accumulation in f32.
+ *
+ * ROW_SPLIT (rowsplit_kernel): group per row, grid-stride over row blocks
+ * of 2^lg_r rows.  The groups of a warp run their loops in lockstep (the
+ * trip count is the warp's longest row) so every shuffle has all 32 lanes.
+ *
+ * MERGE (merge_kernel + fixup_kernel): Merrill & Garland's merge path over
+ * row ends and entries, cut by the plan into units of equal length, one
+ * warp per unit (G = 32, one row at a time).  A row wholly inside a unit
+ * is written to C directly; a row cut by a unit boundary leaves partial
+ * sums in the workspace: the unit that starts it (and every unit wholly
+ * inside it) its tail slot, the unit that completes it its head slot.  The
+ * fix-up kernel then sums, per split row and in unit order, the tails of
+ * the units before the completing one and its head, and writes
+ * alpha * sum + beta * C once: deterministic, one rounding of C.
+ *
+ * int64 offsets everywhere (row * ldc, column * ldb, positions). */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <mutex>
+
+#include "../src/internal.h"
+#include "spmm.cuh"
+
+namespace {
+
+using gk_sparse::elt;
+
+constexpr unsigned kFull = 0xffffffffu;
+constexpr int kMaxBlock = 256;
+/* Register cap of the main kernels: at least 16 warps per SM, and no
+ * spills (ptxas left alone spills a few variants at 64-80 registers while
+ * leaving others at 120: its own occupancy heuristic). */
+constexpr int kMaxRegs = 128;
+constexpr int kFixBlock = 128;
+constexpr int64_t kMaxGrid = 2147483647;
+
+/* Everything a kernel needs, by value (kernel parameter space). */
+struct Params {
+  const void *rp, *ci, *va, *B;
+  void *C;
+  int64_t m, n;
+  int64_t sbr, sbc, scr, scc;
+  float alpha, beta;
+  int lg_gc, lg_gk, lg_r;
+  int64_t ntiles;
+  /* MERGE */
+  const int64_t *part;
+  int64_t units;
+  float *partials;
+  int64_t npad;
+  const int64_t *runs;
+};
+
+template <int VW>
+struct Raw {
+  typedef uint4 type; /* 16 bytes */
+};
+template <>
+struct Raw<1> {
+  typedef float type; /* one element, already f32 */
+};
+
+/* Per-lane columns of one tile: the first column of each vector and how
+ * many of its VW elements lie inside n. */
+template <int VW, int NV>
+struct Cols {
+  int64_t col[NV];
+  int cnt[NV];
+  __device__ void set(int64_t tile, int64_t n, int gc, int cp) {
+#pragma unroll
+    for (int q = 0; q < NV; q++) {
+      col[q] = gk_spmm_lane_col(tile, q, gc, cp, NV, VW);
+      const int64_t left = n - col[q];
+      cnt[q] = left <= 0 ? 0 : left >= VW ? VW : (int)left;
+    }
+  }
+};
+
+/* One B vector (or element) at element offset off: a full 16-byte load, or
+ * cnt < VW elements (zero-filled), or nothing (cnt == 0). */
+template <typename T, int VW>
+__device__ __forceinline__ typename Raw<VW>::type load_b(const T *B, int64_t off, int cnt) {
+  if constexpr (VW == 1) {
+    return cnt > 0 ? elt<T>::load(B + off) : 0.0f;
+  } else {
+    union {
+      uint4 u;
+      T t[VW];
+    } r;
+    r.u = make_uint4(0, 0, 0, 0);
+    if (cnt == VW) {
+      r.u = __ldg(reinterpret_cast<const uint4 *>(B + off));
+    } else if (cnt > 0) {
+#pragma unroll
+      for (int e = 0; e < VW; e++)
+        if (e < cnt) r.t[e] = B[off + e];
+    }
+    return r.u;
+  }
+}
+
+template <typename T, int VW>
+__device__ __forceinline__ void fma_raw(float w, const typename Raw<VW>::type &r, float *acc) {
+  if constexpr (VW == 1) {
+    acc[0] = fmaf(w, r, acc[0]);
+  } else {
+    float f[VW];
+    elt<T>::unpack(r, f);
+#pragma unroll
+    for (int e = 0; e < VW; e++) acc[e] = fmaf(w, f[e], acc[e]);
+  }
+}
+
+/* Accumulates the group's entries [a, a + len) into acc.  maxlen: the
+ * largest len among the warp's groups (warp-uniform).  G = 2^lg_g lanes per
+ * group, Gk = 2^lg_gk entry parts; gl the lane in the group, kp its part. */
+template <typename T, typename I, int VW, int NV>
+__device__ __forceinline__ void accumulate(const Params &p, const I *ci, const T *va,
+                                           const T *B, int64_t a, int64_t len,
+                                           int64_t maxlen, int lg_g, int lg_gk, int gl, int kp,
+                                           const Cols<VW, NV> &cb, float (&acc)[NV][VW]) {
+  constexpr int kBatch = 8 / NV;
+  const int G = 1 << lg_g;
+  const int per_chunk = G >> lg_gk;
+  I c_next = 0;
+  float v_next = 0.0f;
+  if (gl < len) {
+    c_next = ci[a + gl];
+    v_next = elt<T>::to_f(va[a + gl]);
+  }
+  for (int64_t h = 0; h < maxlen; h += G) {
+    const I c_cur = c_next;
+    const float v_cur = v_next;
+    if (h + G < maxlen && h + G + gl < len) { /* prefetch the next chunk */
+      c_next = ci[a + h + G + gl];
+      v_next = elt<T>::to_f(va[a + h + G + gl]);
+    }
+    const int64_t rem = maxlen - h;
+    const int iters = rem >= G ? per_chunk : (int)((rem + (1 << lg_gk) - 1) >> lg_gk);
+    for (int t0 = 0; t0 < iters; t0 += kBatch) {
+      int64_t off[kBatch];
+      float w[kBatch];
+#pragma unroll
+      for (int u = 0; u < kBatch; u++) {
+        const int src = ((t0 + u) << lg_gk) + kp;
+        const I c = __shfl_sync(kFull, c_cur, src, G);
+        const float v = __shfl_sync(kFull, v_cur, src, G);
+        const bool ok = t0 + u < iters && h + src < len;
+        w[u] = ok ? v : 0.0f;
+        off[u] = ok ? (int64_t)c * p.sbr : -1;
+      }
+      typename Raw<VW>::type r[kBatch][NV];
+#pragma unroll
+      for (int u = 0; u < kBatch; u++)
+#pragma unroll
+        for (int q = 0; q < NV; q++)
+          r[u][q] = load_b<T, VW>(B, off[u] + cb.col[q] * p.sbc, off[u] >= 0 ? cb.cnt[q] : 0);
+#pragma unroll
+      for (int u = 0; u < kBatch; u++)
+#pragma unroll
+        for (int q = 0; q < NV; q++) fma_raw<T, VW>(w[u], r[u][q], acc[q]);
+    }
+  }
+}
+
+/* Sums the Gk entry parts of each group (butterfly; every lane ends with
+ * the group's total for its column part). */
+template <int VW, int NV>
+__device__ __forceinline__ void reduce_parts(float (&acc)[NV][VW], int lg_gc, int lg_g) {
+  for (int s = 1 << lg_gc; s < (1 << lg_g); s <<= 1)
+#pragma unroll
+    for (int q = 0; q < NV; q++)
+#pragma unroll
+      for (int e = 0; e < VW; e++) acc[q][e] += __shfl_xor_sync(kFull, acc[q][e], s);
+}
+
+/* C[r, cols] = alpha * acc + beta * C[r, cols] (C not read when beta == 0). */
+template <typename T, int VW, int NV>
+__device__ __forceinline__ void store_row(const Params &p, T *C, int64_t r,
+                                          const Cols<VW, NV> &cb, const float (&acc)[NV][VW]) {
+#pragma unroll
+  for (int q = 0; q < NV; q++) {
+    const int cnt = cb.cnt[q];
+    if (cnt <= 0) continue;
+    const int64_t off = r * p.scr + cb.col[q] * p.scc;
+    float o[VW];
+#pragma unroll
+    for (int e = 0; e < VW; e++) o[e] = p.alpha * acc[q][e];
+    bool done = false;
+    if constexpr (VW > 1) {
+      if (cnt == VW) {
+        uint4 *dst = reinterpret_cast<uint4 *>(C + off);
+        if (p.beta != 0.0f) {
+          float c[VW];
+          elt<T>::unpack(__ldcs(dst), c);
+#pragma unroll
+          for (int e = 0; e < VW; e++) o[e] = fmaf(p.beta, c[e], o[e]);
+        }
+        __stcs(dst, elt<T>::pack(o));
+        done = true;
+      }
+    }
+    if (!done) {
+#pragma unroll
+      for (int e = 0; e < VW; e++) {
+        if (e >= cnt) break;
+        T *dst = C + off + e * p.scc;
+        float v = o[e];
+        if (p.beta != 0.0f) v = fmaf(p.beta, elt<T>::to_f(*dst), v);
+        *dst = elt<T>::from_f(v);
+      }
+    }
+  }
+}
+
+/* Partial sums of a split row into its slot (npad floats, 16-byte aligned). */
+template <int VW, int NV>
+__device__ __forceinline__ void store_partial(float *slot, const Cols<VW, NV> &cb,
+                                              const float (&acc)[NV][VW]) {
+#pragma unroll
+  for (int q = 0; q < NV; q++) {
+    const int cnt = cb.cnt[q];
+    float *dst = slot + cb.col[q];
+    if constexpr (VW >= 4) {
+      if (cnt == VW) {
+#pragma unroll
+        for (int e = 0; e < VW; e += 4)
+          *reinterpret_cast<float4 *>(dst + e) =
+              make_float4(acc[q][e], acc[q][e + 1], acc[q][e + 2], acc[q][e + 3]);
+        continue;
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < VW; e++)
+      if (e < cnt) dst[e] = acc[q][e];
+  }
+}
+
+template <int VW, int NV>
+__device__ __forceinline__ void zero(float (&acc)[NV][VW]) {
+#pragma unroll
+  for (int q = 0; q < NV; q++)
+#pragma unroll
+    for (int e = 0; e < VW; e++) acc[q][e] = 0.0f;
+}
+
+/* ---- ROW_SPLIT ------------------------------------------------------------ */
+
+template <typename T, typename I, int VW, int NV>
+__global__ void __maxnreg__(kMaxRegs) rowsplit_kernel(Params p) {
+  const I *rp = static_cast<const I *>(p.rp);
+  const I *ci = static_cast<const I *>(p.ci);
+  const T *va = static_cast<const T *>(p.va);
+  const T *B = static_cast<const T *>(p.B);
+  T *C = static_cast<T *>(p.C);
+  const int lane = threadIdx.x & 31;
+  const int lg_g = p.lg_gc + p.lg_gk;
+  const int g = lane >> lg_g;                  /* row group in the warp */
+  const int gl = lane & ((1 << lg_g) - 1);     /* lane in the group */
+  const int cp = gl & ((1 << p.lg_gc) - 1);    /* column part */
+  const int kp = gl >> p.lg_gc;                /* entry part */
+  const int R = 1 << p.lg_r;
+  const int64_t warp = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5;
+  const int64_t nwarps = ((int64_t)gridDim.x * blockDim.x) >> 5;
+  for (int64_t r0 = warp * R; r0 < p.m; r0 += nwarps * R) {
+    /* Each group reads its own row's bounds (the lanes of a group read the
+     * same two words: one broadcast transaction).  A warp-wide read of
+     * row_ptr[r0 .. r0 + R] cannot work for R = 32: it needs 33 lanes. */
+    const int64_t r = r0 + g;
+    const bool active = r < p.m;
+    int64_t a = 0, e = 0;
+    if (active) {
+      a = rp[r];
+      e = rp[r + 1];
+    }
+    const int64_t len = e - a;
+    int64_t maxlen = len;
+    for (int s = 16; s >= (1 << lg_g); s >>= 1) {
+      const int64_t o = __shfl_xor_sync(kFull, maxlen, s);
+      maxlen = o > maxlen ? o : maxlen;
+    }
+    for (int64_t t = 0; t < p.ntiles; t++) {
+      Cols<VW, NV> cb;
+      cb.set(t, p.n, 1 << p.lg_gc, cp);
+      float acc[NV][VW];
+      zero(acc);
+      accumulate<T, I, VW, NV>(p, ci, va, B, a, len, maxlen, lg_g, p.lg_gk, gl, kp, cb, acc);
+      reduce_parts(acc, p.lg_gc, lg_g);
+      if (active && kp == 0) store_row<T, VW, NV>(p, C, r, cb, acc);
+    }
+  }
+}
+
+/* ---- MERGE ------------------------------------------------------------------- */
+
+template <typename T, typename I, int VW, int NV>
+__global__ void __maxnreg__(kMaxRegs) merge_kernel(Params p) {
+  const int64_t u = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5;
+  if (u >= p.units) return; /* the whole warp */
+  const I *rp = static_cast<const I *>(p.rp);
+  const I *ci = static_cast<const I *>(p.ci);
+  const T *va = static_cast<const T *>(p.va);
+  const T *B = static_cast<const T *>(p.B);
+  T *C = static_cast<T *>(p.C);
+  const int lane = threadIdx.x & 31;
+  const int cp = lane & ((1 << p.lg_gc) - 1);
+  const int kp = lane >> p.lg_gc;
+  const int64_t i0 = p.part[2 * u], j0 = p.part[2 * u + 1];
+  const int64_t i1 = p.part[2 * u + 2], j1 = p.part[2 * u + 3];
+  const int64_t rlast = i1 < p.m ? i1 : i1 - 1; /* row i1: the tail, if any */
+  for (int64_t t = 0; t < p.ntiles; t++) {
+    Cols<VW, NV> cb;
+    cb.set(t, p.n, 1 << p.lg_gc, cp);
+    int64_t base = i0;
+    int64_t mine = rp[base + lane < p.m ? base + lane : p.m];
+    for (int64_t r = i0; r <= rlast; r++) {
+      if (r + 1 - base > 31) { /* next 32 row pointers */
+        base = r;
+        mine = rp[base + lane < p.m ? base + lane : p.m];
+      }
+      const int64_t s = __shfl_sync(kFull, mine, (int)(r - base));
+      const int64_t e = __shfl_sync(kFull, mine, (int)(r + 1 - base));
+      int64_t a, b;
+      const int kind = gk_merge_row(r, s, e, j0, i1, j1, &a, &b); /* warp-uniform */
+      if (kind == GK_MERGE_SKIP) break; /* row i1 without entries here: no tail */
+      float acc[NV][VW];
+      zero(acc);
+      accumulate<T, I, VW, NV>(p, ci, va, B, a, b - a, b - a, 5, p.lg_gk, lane, kp, cb, acc);
+      reduce_parts(acc, p.lg_gc, 5);
+      if (kp == 0) {
+        if (kind == GK_MERGE_DIRECT)
+          store_row<T, VW, NV>(p, C, r, cb, acc);
+        else
+          store_partial(p.partials + (2 * u + (kind == GK_MERGE_TAIL ? 1 : 0)) * p.npad, cb,
+                        acc);
+      }
+    }
+  }
+}
+
+/* One block per split row: runs[3 * i] = (row, first unit, completing
+ * unit).  C[row] = alpha * (tails of first..completing-1 + head of
+ * completing) + beta * C[row], summed in unit order. */
+template <typename T>
+__global__ void __launch_bounds__(kFixBlock) fixup_kernel(Params p) {
+  const int64_t row = p.runs[3 * blockIdx.x];
+  const int64_t u0 = p.runs[3 * blockIdx.x + 1], u1 = p.runs[3 * blockIdx.x + 2];
+  T *C = static_cast<T *>(p.C);
+  for (int64_t j = threadIdx.x; j < p.n; j += blockDim.x) {
+    float sum = 0.0f;
+    for (int64_t u = u0; u < u1; u++) sum += p.partials[(2 * u + 1) * p.npad + j];
+    sum += p.partials[2 * u1 * p.npad + j];
+    T *dst = C + row * p.scr + j * p.scc;
+    float v = p.alpha * sum;
+    if (p.beta != 0.0f) v = fmaf(p.beta, elt<T>::to_f(*dst), v);
+    *dst = elt<T>::from_f(v);
+  }
+}
+
+/* ---- SCALE: C = beta * C (no entries) ----------------------------------------- */
+
+template <typename T>
+__global__ void __launch_bounds__(256) scale_kernel(Params p) {
+  T *C = static_cast<T *>(p.C);
+  const int64_t total = p.m * p.n;
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total;
+       i += (int64_t)gridDim.x * blockDim.x) {
+    /* row-major (scc == 1): consecutive threads along a row */
+    const int64_t r = p.scc == 1 ? i / p.n : i % p.m;
+    const int64_t j = p.scc == 1 ? i % p.n : i / p.m;
+    T *dst = C + r * p.scr + j * p.scc;
+    *dst = elt<T>::from_f(p.beta == 0.0f ? 0.0f : p.beta * elt<T>::to_f(*dst));
+  }
+}
+
+/* ---- partition (plan time) ----------------------------------------------------- */
+
+/* Unit u starts at diagonal d = min(u * per, items) of the merge path of
+ * A = row ends (row_ptr[1..m]) and B = entry indices 0..nnz-1: the
+ * smallest x with A[x] > B[d - x - 1] (Merrill & Garland, SC'16). */
+template <typename I>
+__global__ void partition_kernel(const I *rp, int64_t m, int64_t nnz, int64_t units,
+                                 int64_t per, int64_t *part, int64_t *rp_at) {
+  const int64_t u = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (u > units) return;
+  const int64_t items = m + nnz;
+  int64_t d = u * per;
+  if (d > items || u == units) d = items;
+  const int64_t lo = gk_merge_search(rp, sizeof(I) == 8, m, nnz, d);
+  part[2 * u] = lo;
+  part[2 * u + 1] = d - lo;
+  rp_at[u] = rp[lo];
+}
+
+/* ---- kernel table ---------------------------------------------------------------- */
+
+typedef void (*kernel_fn)(Params);
+
+/* index: ((kind * 3 + dtype) * 2 + idx64) * 4 + vec * 2 + (nv - 1), kind 0
+ * ROW_SPLIT, 1 MERGE; then 3 fix-up and 3 scale kernels by dtype. */
+#define GK_NV(K, T, I, VW) K<T, I, VW, 1>, K<T, I, VW, 2>
+#define GK_VEC(K, T, I) GK_NV(K, T, I, 1), GK_NV(K, T, I, 16 / sizeof(T))
+#define GK_IDX(K, T) GK_VEC(K, T, int), GK_VEC(K, T, long long)
+#define GK_KIND(K) GK_IDX(K, float), GK_IDX(K, __half), GK_IDX(K, __nv_bfloat16)
+
+constexpr int kMain = 2 * 3 * 2 * 4;
+constexpr int kFix0 = kMain, kScale0 = kMain + 3, kNumKernels = kMain + 6;
+
+const kernel_fn kKernels[kNumKernels] = {
+    GK_KIND(rowsplit_kernel), GK_KIND(merge_kernel),
+    fixup_kernel<float>,      fixup_kernel<__half>,
+    fixup_kernel<__nv_bfloat16>, scale_kernel<float>,
+    scale_kernel<__half>,     scale_kernel<__nv_bfloat16>};
+
+int kernel_index(int kernel, int dtype, int idx64, int vec, int nv) {
+  if (kernel == GKO_SPMM_KERNEL_SCALE) return kScale0 + dtype;
+  if (kernel < 0) return kFix0 + dtype; /* -1: fix-up */
+  const int kind = kernel == GKO_SPMM_KERNEL_MERGE ? 1 : 0;
+  return ((kind * 3 + dtype) * 2 + idx64) * 4 + vec * 2 + (nv - 1);
+}
+
+/* Occupancy cache: per device ordinal (below kMaxDevices) and kernel. */
+constexpr int kMaxDevices = 64;
+struct OccEntry {
+  int block, grid;
+};
+std::mutex g_occ_mu;
+OccEntry g_occ[kMaxDevices][kNumKernels];
+
+} // namespace
+
+extern "C" gko_status_t gk_spmm_occupancy(int kernel, int dtype, int idx64, int vec, int nv,
+                                          int *block, int *grid) {
+  const int k = kernel_index(kernel, dtype, idx64, vec, nv);
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e != cudaSuccess) return gk_cuda_fail(e, "cudaGetDevice");
+  const bool cache = dev >= 0 && dev < kMaxDevices;
+  if (cache) {
+    std::lock_guard<std::mutex> lock(g_occ_mu);
+    if (g_occ[dev][k].block > 0) {
+      *block = g_occ[dev][k].block;
+      *grid = g_occ[dev][k].grid;
+      return GKO_STATUS_SUCCESS;
+    }
+  }
+  const int limit = k >= kScale0 ? 256 : k >= kFix0 ? kFixBlock : kMaxBlock;
+  int b = 0, g = 0;
+  e = cudaOccupancyMaxPotentialBlockSize(&g, &b, kKernels[k], 0, limit);
+  if (e != cudaSuccess) return gk_cuda_fail(e, "cudaOccupancyMaxPotentialBlockSize (SpMM)");
+  if (cache) {
+    std::lock_guard<std::mutex> lock(g_occ_mu);
+    g_occ[dev][k].block = b;
+    g_occ[dev][k].grid = g;
+  }
+  *block = b;
+  *grid = g;
+  return GKO_STATUS_SUCCESS;
+}
+
+extern "C" gko_status_t gk_spmm_launch(const gk_spmm_args *a) {
+  Params p;
+  p.rp = a->row_ptr;
+  p.ci = a->col_ind;
+  p.va = a->values;
+  p.B = a->B;
+  p.C = a->C;
+  p.m = a->m;
+  p.n = a->n;
+  p.sbr = a->sbr;
+  p.sbc = a->sbc;
+  p.scr = a->scr;
+  p.scc = a->scc;
+  p.alpha = a->alpha;
+  p.beta = a->beta;
+  p.lg_gc = a->shape.lg_gc;
+  p.lg_gk = a->shape.lg_gk;
+  p.lg_r = a->shape.lg_r;
+  p.ntiles = a->shape.ntiles;
+  p.part = a->part;
+  p.units = a->units;
+  p.partials = a->partials;
+  p.npad = a->npad;
+  p.runs = a->runs;
+  cudaStream_t st = (cudaStream_t)a->stream;
+  /* The kernels' warp arithmetic: whole warps, lg_gc + lg_gk + lg_r = 5
+   * (MERGE: one row group per warp).  A plan that breaks it is a bug in
+   * src/spmm.c; refuse rather than launch partial warps. */
+  if (a->kernel != GKO_SPMM_KERNEL_SCALE) {
+    const gk_spmm_shape &sh = a->shape;
+    const bool ok = sh.block >= 32 && sh.block <= kMaxBlock && sh.block % 32 == 0 &&
+                    sh.grid >= 1 && sh.grid <= kMaxGrid && sh.lg_gc >= 0 && sh.lg_gk >= 0 &&
+                    sh.lg_r >= 0 && sh.lg_gc + sh.lg_gk + sh.lg_r == 5 && sh.ntiles >= 1 &&
+                    (sh.nv == 1 || sh.nv == 2) &&
+                    (a->kernel != GKO_SPMM_KERNEL_MERGE || sh.lg_r == 0);
+    if (!ok)
+      return gk_fail(GKO_STATUS_INTERNAL,
+                     "SpMM launch shape is inconsistent (block %d, grid %lld, lanes 2^%d x "
+                     "2^%d x 2^%d, nv %d, %lld tiles): a bug in gko",
+                     sh.block, (long long)sh.grid, sh.lg_gc, sh.lg_gk, sh.lg_r, sh.nv,
+                     (long long)sh.ntiles);
+  }
+  const int k = kernel_index(a->kernel, a->dtype, a->idx64, a->shape.vec, a->shape.nv);
+  cudaError_t e = gk_sparse::launch(kKernels[k], dim3((unsigned)a->shape.grid),
+                                    dim3((unsigned)a->shape.block), st, p);
+  if (e != cudaSuccess) return gk_cuda_fail(e, "SpMM kernel launch");
+  if (a->kernel == GKO_SPMM_KERNEL_MERGE && a->nruns > 0) {
+    int64_t left = a->nruns;
+    /* grids are limited to 2^31 - 1 blocks in x: launch in slices */
+    for (int64_t first = 0; left > 0; first += kMaxGrid) {
+      const int64_t cnt = left < kMaxGrid ? left : kMaxGrid;
+      Params q = p;
+      q.runs = a->runs + 3 * first;
+      e = gk_sparse::launch(kKernels[kFix0 + a->dtype], dim3((unsigned)cnt), dim3(kFixBlock), st,
+                            q);
+      if (e != cudaSuccess) return gk_cuda_fail(e, "SpMM fix-up kernel launch");
+      left -= cnt;
+    }
+  }
+  return GKO_STATUS_SUCCESS;
+}
+
+extern "C" gko_status_t gk_spmm_partition(const struct gko_csr_s *a, int64_t units,
+                                          int64_t per_unit, int64_t *part, int64_t *rp_at,
+                                          void *stream) {
+  const int block = 256;
+  const int64_t blocks = (units + 1 + block - 1) / block;
+  cudaError_t e;
+  if (a->index_type == GKO_INDEX_INT64)
+    e = gk_sparse::launch(partition_kernel<long long>, dim3((unsigned)blocks), dim3(block),
+                          (cudaStream_t)stream, (const long long *)a->row_ptr, a->m, a->nnz,
+                          units, per_unit, part, rp_at);
+  else
+    e = gk_sparse::launch(partition_kernel<int>, dim3((unsigned)blocks), dim3(block),
+                          (cudaStream_t)stream, (const int *)a->row_ptr, a->m, a->nnz, units,
+                          per_unit, part, rp_at);
+  if (e != cudaSuccess) return gk_cuda_fail(e, "SpMM partition kernel launch");
+  return GKO_STATUS_SUCCESS;
+}

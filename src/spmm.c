@@ -1,0 +1,464 @@
+/* spmm.c -- SpMM plans: argument checks, the row-length statistics, the
+ * kernel choice and launch shape, the merge-path partition, and execute
+ * (checks + one launcher call).  Kernels in kernels/spmm.cu. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "internal.h"
+
+/* ---- cost model of the kernel choice (H200 figures; docs/spmm.md) --------
+ * ROW_SPLIT runs for max(memory time, the longest row on one group);
+ * MERGE for the memory time plus a second launch and the partial sums.
+ * kEntryUs: time one lane part of a group spends per entry of a long row
+ * (8 B loads in flight per lane, L2-to-DRAM latency); kLaunchUs: the fix-up
+ * launch and the merge kernel's extra traffic; kBytesPerUs: achievable
+ * bandwidth of a gather-heavy kernel. */
+static const double kEntryUs = 0.025;
+static const double kRowUs = 1.0;
+static const double kLaunchUs = 3.0;
+static const double kBytesPerUs = 3.0e6;
+/* MERGE: aim at this many warps of work per SM, with at least kMinPerUnit
+ * path items (row ends + entries) per warp.  A warp walks its unit's rows
+ * one after the other, each row two dependent global round trips (col_ind
+ * and values, then B), so on small graphs the kernel time is the chain of
+ * the longest unit, not bandwidth: the first H200 run measured 19.6 us on
+ * cora (13264 items) with 32 items per unit = 415 warps for 132 SMs, about
+ * 6.5 rows in a row per warp.  8 items per unit gives 4x the warps and a
+ * quarter of the chain, for a larger workspace (2 * units * n * 4 bytes,
+ * 1.7 MB for cora at n = 128) and more fix-up blocks (one per split row,
+ * a few hundred bytes each).  To be measured: docs/spmm.md. */
+static const int64_t kUnitsPerSm = 64;
+static const int64_t kMinPerUnit = 8;
+
+struct gko_spmm_plan_s {
+  gko_handle_t handle;
+  struct gko_csr_s a;
+  int64_t n, ldb, ldc;
+  int layout;
+  int kernel;           /* gko_spmm_kernel_t chosen */
+  int has_vec;          /* the 16-byte path is possible (leading dimensions) */
+  gk_spmm_shape shape[2]; /* [0] scalar path, [1] vector path */
+  int64_t sbr, sbc, scr, scc;
+  /* statistics */
+  int64_t max_len, empty_rows;
+  double mean, cv, t_mem, t_tail;
+  /* MERGE */
+  int64_t units, per_unit, nruns, npad;
+  int64_t *dev;         /* part[2 * (units + 1)] then runs[3 * nruns] */
+  size_t ws_bytes;
+  char why[640];
+};
+
+static int64_t ceil_div(int64_t a, int64_t b) { return gk_ceil_div64(a, b); }
+
+static gko_status_t gk_spmm_size_grid(struct gko_spmm_plan_s *p, gk_spmm_shape *s) {
+  int block = 0, grid = 0;
+  gko_status_t st = gk_spmm_occupancy(p->kernel, p->a.value_type,
+                                      p->a.index_type == GKO_INDEX_INT64, s->vec, s->nv,
+                                      &block, &grid);
+  if (st) return st;
+  s->block = block;
+  int64_t warps;
+  if (p->kernel == GKO_SPMM_KERNEL_SCALE) {
+    s->grid = ceil_div(p->a.m * p->n, block);
+    if (s->grid > (int64_t)grid * 8) s->grid = (int64_t)grid * 8; /* grid-stride */
+    if (s->grid < 1) s->grid = 1;
+    return GKO_STATUS_SUCCESS;
+  }
+  if (p->kernel == GKO_SPMM_KERNEL_MERGE) {
+    warps = p->units;
+  } else {
+    warps = ceil_div(p->a.m, (int64_t)1 << s->lg_r);
+  }
+  /* small problems: smaller blocks (whole warps), so that every SM gets some */
+  s->block = gk_spmm_fit_block(block, warps, p->handle->sm_count);
+  s->grid = ceil_div(warps, s->block / 32);
+  if (s->grid > 2147483647) s->grid = 2147483647; /* ROW_SPLIT strides beyond */
+  if (s->grid < 1) s->grid = 1;
+  return GKO_STATUS_SUCCESS;
+}
+
+/* Merge-path partition on the device, split rows found on the host. */
+static gko_status_t gk_spmm_plan_merge(struct gko_spmm_plan_s *p, int sm_count, void *stream) {
+  const int64_t items = p->a.m + p->a.nnz;
+  int64_t target = (int64_t)sm_count * kUnitsPerSm;
+  if (target < 1) target = 1;
+  int64_t per = ceil_div(items, target);
+  if (per < kMinPerUnit) per = kMinPerUnit;
+  p->per_unit = per;
+  p->units = ceil_div(items, per);
+  const int64_t U = p->units;
+  size_t part_bytes = sizeof(int64_t) * 2 * (size_t)(U + 1);
+  int64_t *d = NULL, *h = NULL, *hrp = NULL, *runs = NULL;
+  cudaError_t e = cudaMalloc((void **)&d, part_bytes + sizeof(int64_t) * (size_t)(U + 1));
+  if (e != cudaSuccess) return gk_cuda_fail(e, "cudaMalloc (merge partition)");
+  gko_status_t s = gk_spmm_partition(&p->a, U, per, d, d + 2 * (U + 1), stream);
+  h = malloc(part_bytes);
+  hrp = malloc(sizeof(int64_t) * (size_t)(U + 1));
+  runs = malloc(sizeof(int64_t) * 3 * (size_t)U + 1);
+  if (!s && (!h || !hrp || !runs))
+    s = gk_fail(GKO_STATUS_ALLOC_FAILED, "host allocation of the merge partition failed");
+  if (!s) {
+    e = cudaMemcpyAsync(h, d, part_bytes, cudaMemcpyDeviceToHost, (cudaStream_t)stream);
+    if (e == cudaSuccess)
+      e = cudaMemcpyAsync(hrp, d + 2 * (U + 1), sizeof(int64_t) * (size_t)(U + 1),
+                          cudaMemcpyDeviceToHost, (cudaStream_t)stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize((cudaStream_t)stream);
+    if (e != cudaSuccess) s = gk_cuda_fail(e, "reading the merge partition");
+  }
+  int64_t nruns = 0;
+  if (!s) {
+    /* Unit u: rows [i_u, i_{u+1}) completed, entries [j_u, j_{u+1}).  A
+     * split row runs from the unit that first leaves its tail to the unit
+     * that leaves its head (gk_merge_row: the same test as merge_kernel). */
+    nruns = gk_spmm_split_rows(h, hrp, U, p->a.m, runs);
+    if (nruns < 0)
+      s = gk_fail(GKO_STATUS_INVALID_VALUE,
+                  "row_ptr is malformed (its merge-path partition is inconsistent): check it "
+                  "with gko_csr_validate");
+  }
+  if (!s) {
+    /* the device copy: partition, then the runs */
+    int64_t *dev = NULL;
+    e = cudaMalloc((void **)&dev, part_bytes + sizeof(int64_t) * 3 * (size_t)(nruns + 1));
+    if (e == cudaSuccess) {
+      /* stream-ordered and waited for: a pageable cudaMemcpy may return
+       * before its DMA lands, unordered with the caller's streams */
+      e = cudaMemcpyAsync(dev, h, part_bytes, cudaMemcpyHostToDevice, (cudaStream_t)stream);
+      if (e == cudaSuccess && nruns > 0)
+        e = cudaMemcpyAsync(dev + 2 * (U + 1), runs, sizeof(int64_t) * 3 * (size_t)nruns,
+                            cudaMemcpyHostToDevice, (cudaStream_t)stream);
+      if (e == cudaSuccess) e = cudaStreamSynchronize((cudaStream_t)stream);
+      if (e != cudaSuccess) cudaFree(dev);
+    }
+    if (e != cudaSuccess) s = gk_cuda_fail(e, "uploading the merge partition");
+    else p->dev = dev;
+  }
+  cudaFree(d);
+  free(h);
+  free(hrp);
+  free(runs);
+  if (s) return s;
+  p->nruns = nruns;
+  p->npad = ceil_div(p->n, 8) * 8;
+  p->ws_bytes = sizeof(float) * 2 * (size_t)U * (size_t)p->npad + 255;
+  return GKO_STATUS_SUCCESS;
+}
+
+static const char *const kKernelNames[] = {"AUTO", "ROW_SPLIT", "MERGE", "SCALE", "NONE"};
+
+static void gk_spmm_explain(struct gko_spmm_plan_s *p, int forced) {
+  char *w = p->why;
+  size_t cap = sizeof p->why;
+  int len = 0;
+#define GK_APPEND(...)                                                       \
+  do {                                                                       \
+    if ((size_t)len < cap) len += snprintf(w + len, cap - len, __VA_ARGS__); \
+  } while (0)
+  GK_APPEND("%s", kKernelNames[p->kernel]);
+  if (p->kernel == GKO_SPMM_KERNEL_NONE) {
+    GK_APPEND(": m = %lld, n = %lld: nothing to compute", (long long)p->a.m, (long long)p->n);
+    return;
+  }
+  if (p->kernel == GKO_SPMM_KERNEL_SCALE) {
+    GK_APPEND(": nnz = 0: C = beta * C (%d threads x %lld blocks)", p->shape[0].block,
+              (long long)p->shape[0].grid);
+    return;
+  }
+  const gk_spmm_shape *s = &p->shape[p->has_vec ? 1 : 0];
+  GK_APPEND(": %d lanes x %d %s across n (%lld tile%s), %d lanes across entries, %d row%s "
+            "per warp, %d threads x %lld blocks",
+            1 << s->lg_gc, s->nv, s->vec ? "16-byte vectors" : "elements", (long long)s->ntiles,
+            s->ntiles == 1 ? "" : "s", 1 << s->lg_gk,
+            p->kernel == GKO_SPMM_KERNEL_MERGE ? 1 : 1 << s->lg_r,
+            p->kernel == GKO_SPMM_KERNEL_MERGE || s->lg_r == 0 ? "" : "s", s->block,
+            (long long)s->grid);
+  if (p->has_vec) GK_APPEND(" (scalar path when B or C is not 16-byte aligned)");
+  if (p->kernel == GKO_SPMM_KERNEL_MERGE)
+    GK_APPEND("; %lld warps of %lld row ends + entries, %lld rows split between warps",
+              (long long)p->units, (long long)p->per_unit, (long long)p->nruns);
+  GK_APPEND("; rows: m %lld, nnz %lld, mean %.2f, max %lld, cv %.2f, empty %lld",
+            (long long)p->a.m, (long long)p->a.nnz, p->mean, (long long)p->max_len, p->cv,
+            (long long)p->empty_rows);
+  if (forced)
+    GK_APPEND("; forced by the caller");
+  else
+    GK_APPEND("; estimated longest row on one group %.1f us vs memory time %.1f us (MERGE "
+              "when the first exceeds the second by more than %.0f us)",
+              p->t_tail, p->t_mem, kLaunchUs);
+#undef GK_APPEND
+}
+
+/* Extent in elements of a rows x cols matrix with leading dimension ld. */
+static int gk_extent(int layout, int64_t rows, int64_t cols, int64_t ld, size_t es,
+                     size_t *bytes) {
+  if (rows == 0 || cols == 0) {
+    *bytes = 0;
+    return 1;
+  }
+  const int64_t outer = layout == GKO_LAYOUT_ROW_MAJOR ? rows : cols;
+  const int64_t inner = layout == GKO_LAYOUT_ROW_MAJOR ? cols : rows;
+  if (inner > INT64_MAX / 8 || outer - 1 > (INT64_MAX / 8 - inner) / ld) return 0;
+  const int64_t elems = (outer - 1) * ld + inner;
+  if ((uint64_t)elems > (uint64_t)INT64_MAX / es) return 0;
+  *bytes = (size_t)elems * es;
+  return 1;
+}
+
+static gko_status_t gk_refuse_capture(void *stream) {
+  enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  cudaError_t e = cudaStreamIsCapturing((cudaStream_t)stream, &cs);
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  if (e != cudaSuccess) return gk_cuda_fail(e, "cudaStreamIsCapturing(stream)");
+  if (cs != cudaStreamCaptureStatusNone)
+    return gk_fail(GKO_STATUS_NOT_SUPPORTED,
+                   "gko_spmm_plan_create waits for the GPU and cannot run while the stream "
+                   "is being captured into a CUDA graph: plan before the capture");
+  return GKO_STATUS_SUCCESS;
+}
+
+GKO_API gko_status_t gko_spmm_plan_create(gko_handle_t handle, gko_csr_t csr, int64_t n,
+                                          gko_layout_t layout, int64_t ldb, int64_t ldc,
+                                          gko_spmm_kernel_t kernel, gko_spmm_plan_t *plan,
+                                          gko_stream_t stream) {
+  gk_clear_error();
+  if (!handle) return gk_fail(GKO_STATUS_INVALID_VALUE, "handle is NULL");
+  if (!csr) return gk_fail(GKO_STATUS_INVALID_VALUE, "csr is NULL");
+  if (!plan) return gk_fail(GKO_STATUS_INVALID_VALUE, "plan is NULL");
+  if (n < 0) return gk_fail(GKO_STATUS_INVALID_VALUE, "n = %lld is negative", (long long)n);
+  if (layout != GKO_LAYOUT_ROW_MAJOR && layout != GKO_LAYOUT_COL_MAJOR)
+    return gk_fail(GKO_STATUS_INVALID_VALUE,
+                   "layout = %d is not GKO_LAYOUT_ROW_MAJOR (0) or GKO_LAYOUT_COL_MAJOR (1)",
+                   (int)layout);
+  if (kernel != GKO_SPMM_KERNEL_AUTO && kernel != GKO_SPMM_KERNEL_ROW_SPLIT &&
+      kernel != GKO_SPMM_KERNEL_MERGE)
+    return gk_fail(GKO_STATUS_INVALID_VALUE,
+                   "kernel = %d is not GKO_SPMM_KERNEL_AUTO (0), _ROW_SPLIT (1) or _MERGE (2)",
+                   (int)kernel);
+  const int64_t m = csr->m, k = csr->k;
+  const int row = layout == GKO_LAYOUT_ROW_MAJOR;
+  const int64_t need_ldb = row ? n : k, need_ldc = row ? n : m;
+  if (ldb < 1 || ldb < need_ldb)
+    return gk_fail(GKO_STATUS_INVALID_VALUE, "ldb = %lld is smaller than max(1, %s = %lld)",
+                   (long long)ldb, row ? "n" : "k", (long long)need_ldb);
+  if (ldc < 1 || ldc < need_ldc)
+    return gk_fail(GKO_STATUS_INVALID_VALUE, "ldc = %lld is smaller than max(1, %s = %lld)",
+                   (long long)ldc, row ? "n" : "m", (long long)need_ldc);
+  const size_t es = gko_dtype_size((gko_dtype_t)csr->value_type);
+  size_t bb, cb;
+  if (!gk_extent(layout, k, n, ldb, es, &bb))
+    return gk_fail(GKO_STATUS_INVALID_VALUE, "B (k = %lld, n = %lld, ldb = %lld) overflows a byte "
+                   "count", (long long)k, (long long)n, (long long)ldb);
+  if (!gk_extent(layout, m, n, ldc, es, &cb))
+    return gk_fail(GKO_STATUS_INVALID_VALUE, "C (m = %lld, n = %lld, ldc = %lld) overflows a byte "
+                   "count", (long long)m, (long long)n, (long long)ldc);
+  const void *ptrs[3] = {csr->row_ptr, csr->col_ind, csr->values};
+  const char *names[3] = {"row_ptr", "col_ind", "values"};
+  gko_status_t s = gk_check_call(handle, stream, 3, ptrs, names);
+  if (s) return s;
+
+  struct gko_spmm_plan_s *p = calloc(1, sizeof *p);
+  if (!p) return gk_fail(GKO_STATUS_ALLOC_FAILED, "host allocation of the SpMM plan failed");
+  p->handle = handle;
+  p->a = *csr;
+  p->n = n;
+  p->ldb = ldb;
+  p->ldc = ldc;
+  p->layout = layout;
+  p->sbr = row ? ldb : 1;
+  p->sbc = row ? 1 : ldb;
+  p->scr = row ? ldc : 1;
+  p->scc = row ? 1 : ldc;
+  const int vw = (int)(16 / es);
+  p->has_vec = row && ldb % vw == 0 && ldc % vw == 0;
+  p->max_len = 0;
+  p->mean = m ? (double)csr->nnz / (double)m : 0.0;
+
+  if (m == 0 || n == 0) {
+    p->kernel = GKO_SPMM_KERNEL_NONE;
+    p->has_vec = 0;
+  } else if (csr->nnz == 0) {
+    p->kernel = GKO_SPMM_KERNEL_SCALE;
+    p->has_vec = 0;
+    p->empty_rows = m;
+    s = gk_spmm_size_grid(p, &p->shape[0]);
+  } else {
+    if (!(s = gk_refuse_capture(stream))) {
+      gk_row_stats st;
+      s = gk_csr_row_stats(csr, &st, stream);
+      if (!s) {
+        p->max_len = st.max_len;
+        p->empty_rows = st.empty_rows;
+        const double var = st.sum_sq / (double)m - p->mean * p->mean;
+        p->cv = p->mean > 0 && var > 0 ? sqrt(var) / p->mean : 0.0;
+      }
+    }
+    if (!s) {
+      /* the cost model, on the path execute will most likely take */
+      gk_spmm_shape rs;
+      gk_spmm_shape_for(GKO_SPMM_KERNEL_ROW_SPLIT, n, p->has_vec ? vw : 1, p->mean, &rs);
+      const double isz = (double)gk_csr_isize(csr);
+      const double bytes = (double)(m + 1) * isz + (double)csr->nnz * (isz + (double)es) +
+                           (double)(k < csr->nnz ? k : csr->nnz) * (double)n * (double)es +
+                           (double)m * (double)n * (double)es;
+      p->t_mem = bytes / kBytesPerUs;
+      p->t_tail = (double)ceil_div(p->max_len, (int64_t)1 << rs.lg_gk) * (double)rs.ntiles *
+                      kEntryUs + kRowUs;
+      const double t_rs = p->t_mem > p->t_tail ? p->t_mem : p->t_tail;
+      const double t_merge = p->t_mem * 1.1 + kLaunchUs;
+      if (kernel == GKO_SPMM_KERNEL_AUTO)
+        p->kernel = t_rs > t_merge ? GKO_SPMM_KERNEL_MERGE : GKO_SPMM_KERNEL_ROW_SPLIT;
+      else
+        p->kernel = (int)kernel;
+      gk_spmm_shape_for(p->kernel, n, 1, p->mean, &p->shape[0]);
+      if (p->has_vec) gk_spmm_shape_for(p->kernel, n, vw, p->mean, &p->shape[1]);
+      if (p->kernel == GKO_SPMM_KERNEL_MERGE)
+        s = gk_spmm_plan_merge(p, handle->sm_count, stream);
+    }
+    if (!s) s = gk_spmm_size_grid(p, &p->shape[0]);
+    if (!s && p->has_vec) s = gk_spmm_size_grid(p, &p->shape[1]);
+  }
+  if (s) {
+    if (p->dev) cudaFree(p->dev);
+    free(p);
+    return s;
+  }
+  gk_spmm_explain(p, kernel != GKO_SPMM_KERNEL_AUTO && p->kernel == (int)kernel);
+  *plan = p;
+  return GKO_STATUS_SUCCESS;
+}
+
+GKO_API gko_status_t gko_spmm_plan_destroy(gko_spmm_plan_t plan) {
+  gk_clear_error();
+  if (!plan) return GKO_STATUS_SUCCESS;
+  if (plan->dev) {
+    int cur = -1;
+    int switched = cudaGetDevice(&cur) == cudaSuccess && cur != plan->handle->device &&
+                   cudaSetDevice(plan->handle->device) == cudaSuccess;
+    cudaFree(plan->dev);
+    if (switched) cudaSetDevice(cur);
+  }
+  free(plan);
+  return GKO_STATUS_SUCCESS;
+}
+
+GKO_API gko_status_t gko_spmm_workspace_size(gko_spmm_plan_t plan, size_t *bytes) {
+  gk_clear_error();
+  if (!plan) return gk_fail(GKO_STATUS_INVALID_VALUE, "plan is NULL");
+  if (!bytes) return gk_fail(GKO_STATUS_INVALID_VALUE, "bytes is NULL");
+  *bytes = plan->ws_bytes;
+  return GKO_STATUS_SUCCESS;
+}
+
+GKO_API gko_status_t gko_spmm_plan_kernel(gko_spmm_plan_t plan, gko_spmm_kernel_t *kernel) {
+  gk_clear_error();
+  if (!plan) return gk_fail(GKO_STATUS_INVALID_VALUE, "plan is NULL");
+  if (!kernel) return gk_fail(GKO_STATUS_INVALID_VALUE, "kernel is NULL");
+  *kernel = (gko_spmm_kernel_t)plan->kernel;
+  return GKO_STATUS_SUCCESS;
+}
+
+GKO_API gko_status_t gko_spmm_plan_describe(gko_spmm_plan_t plan, char *buf, size_t bytes,
+                                            size_t *required) {
+  gk_clear_error();
+  if (!plan) return gk_fail(GKO_STATUS_INVALID_VALUE, "plan is NULL");
+  if (!buf && bytes > 0)
+    return gk_fail(GKO_STATUS_INVALID_VALUE, "buf is NULL but bytes = %zu", bytes);
+  const size_t len = strlen(plan->why);
+  if (required) *required = len + 1;
+  if (bytes > 0) {
+    const size_t c = len < bytes - 1 ? len : bytes - 1;
+    memcpy(buf, plan->why, c);
+    buf[c] = '\0';
+  }
+  return GKO_STATUS_SUCCESS;
+}
+
+static int gk_overlaps(const void *p, size_t pb, const void *q, size_t qb) {
+  if (!p || !q || pb == 0 || qb == 0) return 0;
+  uintptr_t a = (uintptr_t)p, b = (uintptr_t)q;
+  return a < b + qb && b < a + pb;
+}
+
+GKO_API gko_status_t gko_spmm_execute(gko_spmm_plan_t plan, float alpha, const void *B,
+                                      float beta, void *C, void *workspace,
+                                      size_t workspace_bytes, gko_stream_t stream) {
+  gk_clear_error();
+  if (!plan) return gk_fail(GKO_STATUS_INVALID_VALUE, "plan is NULL");
+  const struct gko_spmm_plan_s *p = plan;
+  if (p->kernel == GKO_SPMM_KERNEL_NONE) return GKO_STATUS_SUCCESS;
+  const size_t es = gko_dtype_size((gko_dtype_t)p->a.value_type);
+  const int reads_b = p->kernel != GKO_SPMM_KERNEL_SCALE;
+  if (!C) return gk_fail(GKO_STATUS_INVALID_VALUE, "C is NULL");
+  if ((uintptr_t)C % es)
+    return gk_fail(GKO_STATUS_INVALID_VALUE,
+                   "C = %p is not aligned to its element size (%zu bytes)", C, es);
+  if (reads_b && !B) return gk_fail(GKO_STATUS_INVALID_VALUE, "B is NULL");
+  if (reads_b && (uintptr_t)B % es)
+    return gk_fail(GKO_STATUS_INVALID_VALUE,
+                   "B = %p is not aligned to its element size (%zu bytes)", B, es);
+  size_t bb = 0, cb = 0;
+  gk_extent(p->layout, p->a.k, p->n, p->ldb, es, &bb);
+  gk_extent(p->layout, p->a.m, p->n, p->ldc, es, &cb);
+  const size_t is = gk_csr_isize(&p->a);
+  if (reads_b && gk_overlaps(C, cb, B, bb))
+    return gk_fail(GKO_STATUS_INVALID_VALUE, "C overlaps B (SpMM cannot run in place)");
+  if (gk_overlaps(C, cb, p->a.row_ptr, (size_t)(p->a.m + 1) * is) ||
+      gk_overlaps(C, cb, p->a.col_ind, (size_t)p->a.nnz * is) ||
+      gk_overlaps(C, cb, p->a.values, (size_t)p->a.nnz * es))
+    return gk_fail(GKO_STATUS_INVALID_VALUE, "C overlaps the CSR arrays of A");
+  float *partials = NULL;
+  if (p->ws_bytes > 0) {
+    if (!workspace)
+      return gk_fail(GKO_STATUS_INVALID_VALUE,
+                     "workspace is NULL but the plan needs %zu bytes (gko_spmm_workspace_size)",
+                     p->ws_bytes);
+    if (workspace_bytes < p->ws_bytes)
+      return gk_fail(GKO_STATUS_INSUFFICIENT_WORKSPACE,
+                     "workspace_bytes = %zu but the plan needs %zu (gko_spmm_workspace_size)",
+                     workspace_bytes, p->ws_bytes);
+    partials = (float *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255);
+  }
+  const void *ptrs[3] = {reads_b ? B : NULL, C, p->ws_bytes ? workspace : NULL};
+  const char *names[3] = {"B", "C", "workspace"};
+  gko_status_t s = gk_check_call(p->handle, stream, 3, ptrs, names);
+  if (s) return s;
+
+  const int vec = p->has_vec && (uintptr_t)C % 16 == 0 && (!reads_b || (uintptr_t)B % 16 == 0);
+  gk_spmm_args a;
+  memset(&a, 0, sizeof a);
+  a.kernel = p->kernel;
+  a.dtype = p->a.value_type;
+  a.idx64 = p->a.index_type == GKO_INDEX_INT64;
+  a.m = p->a.m;
+  a.n = p->n;
+  a.nnz = p->a.nnz;
+  a.row_ptr = p->a.row_ptr;
+  a.col_ind = p->a.col_ind;
+  a.values = p->a.values;
+  a.B = B;
+  a.C = C;
+  a.sbr = p->sbr;
+  a.sbc = p->sbc;
+  a.scr = p->scr;
+  a.scc = p->scc;
+  a.alpha = alpha;
+  a.beta = beta;
+  a.shape = p->shape[vec ? 1 : 0];
+  if (p->kernel == GKO_SPMM_KERNEL_MERGE) {
+    a.part = p->dev;
+    a.units = p->units;
+    a.runs = p->dev + 2 * (p->units + 1);
+    a.nruns = p->nruns;
+    a.partials = partials;
+    a.npad = p->npad;
+  }
+  a.stream = stream;
+  return gk_spmm_launch(&a);
+}
