@@ -70,6 +70,8 @@ int bench_gelu_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv);
 int bench_gelu_suite(gko_handle_t h, cudaStream_t s);
 int bench_gemm_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv);
 int bench_gemm_suite(gko_handle_t h, cudaStream_t s);
+int bench_conv_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv);
+int bench_conv_suite(gko_handle_t h, cudaStream_t s);
 int bench_spmm_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv);
 int bench_spmm_suite(gko_handle_t h, cudaStream_t s);
 

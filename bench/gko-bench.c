@@ -24,6 +24,7 @@ typedef struct {
 static const module kModules[] = {
     {"gelu", bench_gelu_cmd, bench_gelu_suite},
     {"gemm", bench_gemm_cmd, bench_gemm_suite},
+    {"conv", bench_conv_cmd, bench_conv_suite},
     {"spmm", bench_spmm_cmd, bench_spmm_suite},
 };
 enum { kNumModules = sizeof kModules / sizeof kModules[0] };
@@ -33,6 +34,9 @@ static void usage(void) {
           "usage: gko-bench [--info] [--repeat R] [--json FILE] [--suite a,b] [SUBCOMMAND [FLAGS]]\n"
           "  (no subcommand: the default suite of every module, or of those --suite names)\n"
           "  gelu [--n N] [--dtype f32|f16|bf16] [--approx erf|tanh] [--backward]\n"
+          "  conv --n N --c C --h H --w W --k K --r R --s S [--stride S] [--pad P] [--dilation D] "
+          "[--groups G] [--layout nhwc|nchw] [--dtype f16|bf16|f32|tf32] [--epilogue E] "
+          "[--max-chunk M] [--max-workspace BYTES]\n"
           "  spmm --matrix FILE | --rmat SCALE --degree D | --uniform ROWS --degree D [--n N] "
           "[--dtype f32|f16|bf16] [--kernel auto|row-split|merge] [--index int32|int64] "
           "[--no-cusparse]\n"

@@ -875,6 +875,253 @@ GKO_API gko_status_t gko_spmm_execute(gko_spmm_plan_t plan, float alpha,
                                       void *workspace, size_t workspace_bytes,
                                       gko_stream_t stream);
 
+/* ------------------------------------------------------------------------ */
+/* Conv2d forward: y = act(conv(x, w) + bias), by im2col + GEMM              */
+/* ------------------------------------------------------------------------ */
+/* Shapes, in the field's terms (cuDNN's documentation names the layouts):
+ *   x  N x C x H x W input, w  K x C/groups x R x S filters, bias K values,
+ *   y  N x K x OH x OW output, with per axis (shown for the height)
+ *     OH = (H + pad_h + pad_h_end - dil_h * (R - 1) - 1) / stride_h + 1.
+ * y[n, k, oh, ow] = act(bias[k] + sum over c, r, s of
+ *     w[k, c, r, s] * x[n, g * C/groups + c, oh * stride_h - pad_h + r * dil_h,
+ *                                            ow * stride_w - pad_w + s * dil_w])
+ * with g = k / (K/groups) the group of output channel k, c in [0, C/groups),
+ * and x read as 0 outside [0, H) x [0, W) (zero padding).  This is
+ * cross-correlation, as cuDNN's CUDNN_CROSS_CORRELATION and torch's conv2d
+ * compute it.  Depthwise convolution is groups == C.
+ * Layouts (GKO_CONV_ATTR_LAYOUT), all dense (no strides):
+ *   NCHW: x [N][C][H][W], w KCRS [K][C/groups][R][S], y [N][K][OH][OW];
+ *   NHWC: x [N][H][W][C], w KRSC [K][R][S][C/groups], y [N][OH][OW][K]
+ *         (torch's channels_last memory format).
+ * Types: x, w, bias and y share one dtype (F32, F16 or BF16); products
+ * accumulate in f32 (TF32 opt-in for f32, as gko_gemm_compute_t).
+ * Algorithm: im2col (K. Chellapilla, S. Puri, P. Simard, "High Performance
+ * Convolutional Neural Networks for Document Processing", 2006) into the
+ * caller's workspace, then gko's GEMM plans (so cuBLASLt's kernels, fused
+ * epilogues and gko's epilogue pass, as gko_gemm_execute):
+ *   NCHW: per image col [C*R*S][OH*OW], y_n [K][OH*OW] = w [K][C*R*S] . col
+ *         (a strided batched GEMM over the images of a chunk);
+ *   NHWC: col [N*OH*OW][R*S*C], y [N*OH*OW][K] = col . w^T (the GEMM writes
+ *         NHWC directly).
+ * Groups are one GEMM per group (NHWC) or per group or image, whichever is
+ * fewer (NCHW).  A 1x1 filter with stride 1 and no padding skips im2col: x
+ * is the GEMM's operand itself (NHWC: one GEMM with no copy).  When the
+ * workspace cannot hold the whole batch's column matrix, the batch runs in
+ * chunks of images (GKO_CONV_ATTR_MAX_WORKSPACE); the output is bit for bit
+ * the same whatever the chunk (the im2col path's GEMMs are planned with
+ * GKO_GEMM_ATTR_INVARIANT: one cuBLASLt algorithm without split-K for every
+ * chunk size).  docs/conv.md has the lowering, the workspace policy and the
+ * measurements. */
+
+/* Memory layout of x, w and y (see above). */
+typedef enum gko_conv_layout_e {
+  GKO_CONV_LAYOUT_NCHW = 0, /* x NCHW, w KCRS, y NKHW (the default) */
+  GKO_CONV_LAYOUT_NHWC = 1  /* x NHWC, w KRSC, y NHWK (channels_last) */
+} gko_conv_layout_t;
+
+/* Descriptor attributes (gko_conv_desc_set / _get); all values int64_t. */
+typedef enum gko_conv_attr_e {
+  GKO_CONV_ATTR_DTYPE = 0,      /* gko_dtype_t of x, w, bias and y */
+  GKO_CONV_ATTR_LAYOUT = 1,     /* gko_conv_layout_t */
+  GKO_CONV_ATTR_N = 2,          /* images, >= 0 */
+  GKO_CONV_ATTR_C = 3,          /* input channels, >= 1 */
+  GKO_CONV_ATTR_H = 4,          /* input height, >= 0 */
+  GKO_CONV_ATTR_W = 5,          /* input width, >= 0 */
+  GKO_CONV_ATTR_K = 6,          /* output channels (filters), >= 1 */
+  GKO_CONV_ATTR_R = 7,          /* filter height, >= 1 */
+  GKO_CONV_ATTR_S = 8,          /* filter width, >= 1 */
+  GKO_CONV_ATTR_STRIDE_H = 9,   /* >= 1, default 1 */
+  GKO_CONV_ATTR_STRIDE_W = 10,  /* >= 1, default 1 */
+  /* Zero padding before the first row / column, >= 0, default 0. */
+  GKO_CONV_ATTR_PAD_H = 11,
+  GKO_CONV_ATTR_PAD_W = 12,
+  GKO_CONV_ATTR_DILATION_H = 13, /* >= 1, default 1 */
+  GKO_CONV_ATTR_DILATION_W = 14, /* >= 1, default 1 */
+  /* >= 1, default 1; C and K must be multiples (checked by the plan). */
+  GKO_CONV_ATTR_GROUPS = 15,
+  /* gko_epilogue_t, default NONE: bias[k] is added to output channel k, then
+   * the activation (ReLU, GELU-erf, GELU-tanh) as in gko_epilogue_t. */
+  GKO_CONV_ATTR_EPILOGUE = 16,
+  /* gko_gemm_compute_t, default DEFAULT (TF32 is an opt-in for f32). */
+  GKO_CONV_ATTR_COMPUTE = 17,
+  /* Upper bound (bytes) on gko_conv_workspace_size, -1 (the default) for
+   * none: then the whole batch's column matrix is built at once.  A smaller
+   * bound makes the plan process the batch in chunks of as many images as
+   * fit; below one image's column matrix (GKO_CONV_INFO_WORKSPACE_MIN)
+   * gko_conv_plan_create returns GKO_STATUS_INSUFFICIENT_WORKSPACE. */
+  GKO_CONV_ATTR_MAX_WORKSPACE = 18,
+  /* Upper bound on the images per im2col pass, >= 0; 0 (the default) for
+   * none.  For measurements (e.g. a column matrix that fits in L2) and
+   * tests; the workspace bound applies as well. */
+  GKO_CONV_ATTR_MAX_CHUNK = 19,
+  /* Alignment in bytes of x, w, bias and y that the caller promises: a
+   * power of two from 1 to 256, default 16.  execute rejects pointers less
+   * aligned than the promise (or than their element size). */
+  GKO_CONV_ATTR_ALIGNMENT = 20,
+  /* Zero padding after the last row / column, >= -1; -1 (the default):
+   * the same as PAD_H / PAD_W (symmetric padding, as torch's conv2d). */
+  GKO_CONV_ATTR_PAD_H_END = 21,
+  GKO_CONV_ATTR_PAD_W_END = 22
+} gko_conv_attr_t;
+
+/* What gko_conv_plan_get reports. */
+typedef enum gko_conv_info_e {
+  GKO_CONV_INFO_OH = 0,              /* output height */
+  GKO_CONV_INFO_OW = 1,              /* output width */
+  /* gko_conv_path_t the plan runs */
+  GKO_CONV_INFO_PATH = 2,
+  /* images per im2col pass (the chunk), and how many passes execute runs
+   * (N when there is no im2col, and 1 pass) */
+  GKO_CONV_INFO_CHUNK = 3,
+  GKO_CONV_INFO_CHUNKS = 4,
+  /* bytes of the column matrix one pass writes (then the GEMM reads), 0
+   * without im2col */
+  GKO_CONV_INFO_COL_BYTES = 5,
+  /* gko_conv_workspace_size of this plan */
+  GKO_CONV_INFO_WORKSPACE = 6,
+  /* a MAX_WORKSPACE at least this large runs the whole batch in one pass */
+  GKO_CONV_INFO_WORKSPACE_FULL = 7,
+  /* the smallest MAX_WORKSPACE a plan accepts: one image's column matrix,
+   * the padded filter copy and alignment slack (the im2col path gives its
+   * GEMMs no cuBLASLt scratch, whatever the bound) */
+  GKO_CONV_INFO_WORKSPACE_MIN = 8,
+  /* GEMM executions per execute call (chunks x groups or images) */
+  GKO_CONV_INFO_GEMM_CALLS = 9
+} gko_conv_info_t;
+
+/* How a plan computes the convolution. */
+typedef enum gko_conv_path_e {
+  GKO_CONV_PATH_NONE = 0,   /* empty output (N == 0): execute does nothing */
+  GKO_CONV_PATH_IM2COL = 1, /* im2col into the workspace, then GEMM */
+  GKO_CONV_PATH_DIRECT = 2  /* 1x1, stride 1, no padding: GEMM on x itself */
+} gko_conv_path_t;
+
+/* Opaque problem descriptor (host memory only; no handle, no GPU). */
+typedef struct gko_conv_desc_s *gko_conv_desc_t;
+/* Opaque plan: the descriptor checked and bound to a handle, the lowering
+ * chosen, its GEMM plans (one for a full chunk, one for the last, partial
+ * chunk) and launch shapes. */
+typedef struct gko_conv_plan_s *gko_conv_plan_t;
+
+/* Creates a descriptor with every other attribute at its default (stride
+ * 1, no padding, dilation 1, one group, no epilogue, no workspace bound).
+ * Returns GKO_STATUS_INVALID_VALUE for a NULL desc, an unknown dtype or
+ * layout, or a size out of its range (see gko_conv_attr_t);
+ * GKO_STATUS_ALLOC_FAILED.  *desc is untouched on failure.
+ * Storage: allocates host memory (gko_conv_desc_destroy frees it).
+ * Async: no.  Capture: yes. */
+GKO_API gko_status_t gko_conv_desc_create(gko_conv_desc_t *desc, gko_dtype_t dtype,
+                                          gko_conv_layout_t layout, int64_t n, int64_t c,
+                                          int64_t h, int64_t w, int64_t k, int64_t r,
+                                          int64_t s);
+/* Frees a descriptor; NULL is a no-op.  Plans made from it stay valid.
+ * Storage: frees host memory.  Async: no.  Capture: yes. */
+GKO_API gko_status_t gko_conv_desc_destroy(gko_conv_desc_t desc);
+/* Sets one attribute, checked against its own range (GKO_STATUS_INVALID_
+ * VALUE for an unknown attribute or enumerator, a value out of range); the
+ * combinations are checked by gko_conv_output_shape and the plan.  The
+ * descriptor is unchanged on failure.
+ * Storage: none.  Async: no.  Capture: yes. */
+GKO_API gko_status_t gko_conv_desc_set(gko_conv_desc_t desc, gko_conv_attr_t attr,
+                                       int64_t value);
+/* Reads one attribute (PAD_*_END resolved: -1 reads as the start padding).
+ * GKO_STATUS_INVALID_VALUE for a NULL argument or an unknown attribute
+ * (*value untouched).  Storage: none.  Async: no.  Capture: yes. */
+GKO_API gko_status_t gko_conv_desc_get(gko_conv_desc_t desc, gko_conv_attr_t attr,
+                                       int64_t *value);
+/* The output height and width (OH, OW above) after the host-side checks
+ * gko_conv_plan_create makes.  Returns GKO_STATUS_INVALID_VALUE when:
+ * desc, oh or ow is NULL; C or K is not a multiple of groups; TF32 is asked
+ * for 16-bit inputs; N > 0 and the padded input is smaller than the dilated
+ * filter on an axis (H + pad_h + pad_h_end < dil_h * (R - 1) + 1: "padded
+ * input smaller than the dilated filter"); a padded size, dilated filter
+ * extent, output size or the byte size of x, w or y overflows int64 (absurd
+ * padding or dilation).  With N == 0 a too-small input gives OH or OW 0.
+ * *oh and *ow are untouched on failure.
+ * Storage: none.  Async: no.  Capture: yes. */
+GKO_API gko_status_t gko_conv_output_shape(gko_conv_desc_t desc, int64_t *oh, int64_t *ow);
+
+/* Checks the descriptor (as gko_conv_output_shape), chooses the lowering
+ * (GKO_CONV_PATH_*), the chunk (images per im2col pass: the whole batch,
+ * or as many as GKO_CONV_ATTR_MAX_WORKSPACE and MAX_CHUNK allow), creates
+ * the GEMM plans (gko_gemm_plan_create: cuBLASLt's heuristic) and sizes
+ * the workspace.  The column matrix holds k = C/groups * R * S rounded up to
+ * 16 bytes per row (then the filter is copied, zero-padded, into the
+ * workspace so that cuBLASLt sees aligned operands), and NCHW rows of OH*OW
+ * rounded up to 16 bytes.  The descriptor may be changed or destroyed
+ * afterwards; the handle must outlive the plan.  Returns:
+ *   GKO_STATUS_INVALID_VALUE   NULL argument; a descriptor gko_conv_output_
+ *       shape rejects (the detail names the attribute);
+ *   GKO_STATUS_INSUFFICIENT_WORKSPACE  MAX_WORKSPACE is below the minimum
+ *       (the detail gives GKO_CONV_INFO_WORKSPACE_MIN);
+ *   GKO_STATUS_NOT_SUPPORTED   a GEMM the plan needs is not supported (the
+ *       detail starts with "conv GEMM plan" and quotes the GEMM's reason);
+ *       a column-matrix row of 2^25 or more elements (C/groups * R * S);
+ *   GKO_STATUS_DEVICE_MISMATCH, GKO_STATUS_ALLOC_FAILED,
+ *   GKO_STATUS_CUDA_ERROR, GKO_STATUS_INTERNAL.
+ * *plan is untouched on failure.
+ * Storage: allocates host memory (freed by gko_conv_plan_destroy) and may
+ *          grow the handle's GEMM algorithm cache.
+ * Async: no.  Capture: yes (host work only). */
+GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t desc,
+                                          gko_conv_plan_t *plan);
+/* Frees a plan and its GEMM plans; NULL is a no-op.  Work already enqueued
+ * is unaffected.  Storage: frees host memory.  Async: no.  Capture: yes. */
+GKO_API gko_status_t gko_conv_plan_destroy(gko_conv_plan_t plan);
+/* Bytes of device workspace gko_conv_execute needs with this plan: the
+ * padded filter copy (when k is not a multiple of 16 bytes), one chunk's
+ * column matrix, the GEMM's own workspace (none on PATH_IM2COL) and 255
+ * bytes of slack (any pointer alignment works).  0 for PATH_NONE; for
+ * PATH_DIRECT only the GEMM's (slack included).  GKO_STATUS_INVALID_VALUE for a NULL argument.
+ * Storage: none.  Async: no.  Capture: yes. */
+GKO_API gko_status_t gko_conv_workspace_size(gko_conv_plan_t plan, size_t *bytes);
+/* One number about the plan (gko_conv_info_t).  GKO_STATUS_INVALID_VALUE
+ * for a NULL argument or an unknown query (*value untouched).
+ * Storage: none.  Async: no.  Capture: yes. */
+GKO_API gko_status_t gko_conv_plan_get(gko_conv_plan_t plan, gko_conv_info_t what,
+                                       int64_t *value);
+/* A readable account of the plan: the path, the column matrix and chunk,
+ * the GEMM shape and how many GEMM calls, the workspace (chosen, full,
+ * minimum) and the description of the full chunk's GEMM plan.  Always
+ * NUL-terminated when bytes > 0 (truncated if needed); *required (may be
+ * NULL) receives the full size with the terminator.  INVALID_VALUE for a
+ * NULL plan, or buf NULL with bytes > 0.
+ * Storage: none.  Async: no.  Capture: yes. */
+GKO_API gko_status_t gko_conv_plan_describe(gko_conv_plan_t plan, char *buf, size_t bytes,
+                                            size_t *required);
+
+/* y = act(conv(x, w) + bias) on stream, with the plan's shapes and layout.
+ * x (N*C*H*W elements), w (K*C/groups*R*S), bias (K, only when the
+ * epilogue has one; else ignored) and y (N*K*OH*OW): device-accessible,
+ * dense in the plan's layout, each aligned to the plan's ALIGNMENT promise
+ * and its element size.  y is only written (its old contents never matter)
+ * and must not overlap x, w, bias or the workspace.
+ *   - N == 0: nothing is read or written (NULLs allowed).
+ *   - H == 0 or W == 0 (with enough padding): x is never read (may be
+ *     NULL); y = act(bias), as the padding is all zeros.
+ *   - Chunked plans (GKO_CONV_INFO_CHUNKS > 1) run im2col + GEMM per chunk
+ *     in the stream's order: the result equals the unchunked one as far as
+ *     cuBLASLt computes the same GEMM tile in the same order for both GEMM
+ *     shapes (docs/conv.md).
+ * workspace: gko_conv_workspace_size bytes (any alignment), or NULL with
+ * workspace_bytes == 0 when the plan needs none.
+ * Statuses: GKO_STATUS_INVALID_VALUE (NULL plan; a NULL or misaligned
+ * pointer the call needs; y overlapping an input or the workspace; a
+ * workspace NULL with workspace_bytes > 0), GKO_STATUS_INSUFFICIENT_
+ * WORKSPACE, GKO_STATUS_DEVICE_MISMATCH, GKO_STATUS_NOT_SUPPORTED (cuBLASLt
+ * rejected a GEMM; the detail starts with "conv GEMM"), GKO_STATUS_CUDA_
+ * ERROR, GKO_STATUS_EXECUTION_FAILED.  On failure of the checks nothing was
+ * enqueued and y is untouched; a launch failing after earlier ones were
+ * enqueued (a CUDA error) can leave y partly written.
+ * A plan may be executed from several threads at once, each with its own
+ * workspace.
+ * Storage: none (the caller's workspace).  Async: yes.
+ * Capture: yes (enqueues kernels only: the filter copy, im2col and the
+ * GEMMs, per chunk). */
+GKO_API gko_status_t gko_conv_execute(gko_conv_plan_t plan, const void *x, const void *w,
+                                      const void *bias, void *y, void *workspace,
+                                      size_t workspace_bytes, gko_stream_t stream);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -515,6 +515,50 @@ static inline int64_t gk_spmm_split_rows(const int64_t *part, const int64_t *rp_
   return open ? -1 : nruns;
 }
 
+/* ---- Conv2d (src/conv.c, kernels/im2col.cu) ----------------------------- */
+
+/* Division by a run-time constant d in [1, 2^31) of numerators n < 2^31
+ * with one multiply-high and a shift (Granlund & Montgomery, 1994; the form
+ * PyTorch's IntDivider uses): q = (umulhi(n, mul) + n) >> shift. */
+typedef struct gk_fastdiv {
+  uint32_t d, mul, shift;
+} gk_fastdiv;
+void gk_fastdiv_init(gk_fastdiv *f, uint32_t d);
+
+/* One im2col pass over `images` images (x points at the first).  Element
+ * counts; the plan guarantees kp < 2^25 and that images * G * kp (NCHW
+ * rows) and images * oh * ow (NHWC rows) stay below 2^31, so per-row and
+ * per-block decompositions fit 32 bits (all offsets are int64).
+ *   NCHW: col [images][G][kp][ohw_ld], row (g, j) with j < L = Cg*R*S read
+ *         from channel g*Cg + j/(R*S), filter tap (j%(R*S))/S, j%S; rows j in
+ *         [L, kp) and columns in [oh*ow, ohw_ld) are zeros;
+ *   NHWC: col [G][images*oh*ow][kp], column j < L = R*S*Cg read from tap
+ *         (j/Cg)/S, (j/Cg)%S, channel g*Cg + j%Cg; columns in [L, kp) zero.
+ * col is 256-byte aligned, kp and ohw_ld multiples of 16 bytes.
+ * vec_bytes: NHWC load/store width (2, 4, 8 or 16; chosen by the caller so
+ * that C, Cg and x's alignment allow it); NCHW always stores 16 bytes. */
+typedef struct gk_im2col_args {
+  int layout, es, vec_bytes;
+  int64_t images, c, h, w, groups, cg, r, s;
+  int64_t oh, ow, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
+  int64_t l, kp, ohw_ld;
+  int block; /* threads per block (occupancy API, from the plan) */
+  const void *x;
+  void *col;
+  void *stream;
+} gk_im2col_args;
+
+/* Threads per block cudaOccupancyMaxPotentialBlockSize gives the im2col
+ * kernel of (layout, es, vec_bytes).  Host query; success or CUDA_ERROR /
+ * NO_KERNEL_IMAGE (detail set). */
+gko_status_t gk_im2col_occupancy(int layout, int es, int vec_bytes, int *block);
+gko_status_t gk_im2col_launch(const gk_im2col_args *a);
+/* dst [rows][ld_dst] = src [rows][cols] with columns [cols, ld_dst) zero;
+ * element size es (2 or 4); dst 16-byte aligned, ld_dst a multiple of 16
+ * bytes; rows, cols > 0. */
+gko_status_t gk_conv_filter_pad_launch(int es, int64_t rows, int64_t cols, int64_t ld_dst,
+                                       const void *src, void *dst, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,325 @@
+/* im2col.cu -- the column matrices of Conv2d's im2col + GEMM lowering
+ * (Chellapilla, Puri, Simard, 2006), for NCHW and NHWC, and the zero-padded
+ * filter copy.
+ *
+ * Memory-bound copies: every element of the column matrix is written once
+ * (padding taps as zeros), and the input is read R*S/stride^2 times, mostly
+ * from L2.  Both kernels walk the column matrix linearly -- a block owns a
+ * tile of consecutive rows and its threads stride over the tile's elements
+ * -- so every store is part of a contiguous, coalesced stream:
+ *
+ *   NHWC  col [G][M = images*OH*OW][kp]: a row is one output pixel, its
+ *         columns (r, s, c) are runs of Cg channels, contiguous in x.  Loads
+ *         and stores move `vec_bytes` at once (16 when C and C/groups are
+ *         multiples of 8 f16 / 4 f32 and x is 16-byte aligned).
+ *   NCHW  col [images][G][kp][ohw_ld]: a row is one (channel, tap), its
+ *         columns the output pixels; for stride 1 neighbouring columns read
+ *         neighbouring input elements.  Scalar loads, 16-byte stores (ohw_ld
+ *         is a multiple of 16 bytes; the columns past OH*OW are zeros).
+ *
+ * Index math: each tile's rows are decomposed once into shared memory
+ * (image offset, first input row and column) with int64 offsets; the
+ * per-element decompositions (row within the tile, tap, channel, pixel) use
+ * 32-bit division by run-time constants (gk_fastdiv: multiply-high and
+ * shift), valid because the plan keeps those quantities below 2^31 (it caps
+ * the chunk).  Offsets into x and col are int64 throughout: column matrices
+ * above 2^31 elements are normal at large batch. */
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "../src/internal.h"
+#include "im2col.cuh"
+
+namespace {
+
+constexpr int kMaxBlock = 256;
+constexpr int kMaxRows = 64; /* rows per tile (shared-memory tables) */
+constexpr int64_t kMaxGridX = 2147483647;
+constexpr int64_t kMaxGridY = 65535;
+
+struct NhwcParams {
+  int64_t rows;                 /* M = images * OH * OW */
+  int64_t h, w, cv;             /* input height, width, channels in vectors */
+  int64_t img;                  /* one image of x, in vectors */
+  int64_t stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
+  int64_t groups, group_col;    /* G, vectors of col per group (rows * kpv) */
+  uint32_t cgv, lv, kpv, s;     /* Cg, L, kp in vectors; filter width */
+  uint32_t ohw, ow, rpb;        /* rows per tile */
+  gk_fastdiv d_kpv, d_cgv, d_s, d_ohw, d_ow;
+};
+
+template <int B>
+__global__ void __launch_bounds__(kMaxBlock)
+    im2col_nhwc(const void *__restrict__ xp, void *__restrict__ colp, NhwcParams p) {
+  typedef typename gk::raw<B>::t V;
+  const V *__restrict__ x = static_cast<const V *>(xp);
+  V *__restrict__ col = static_cast<V *>(colp);
+  __shared__ int64_t s_x[kMaxRows], s_ih[kMaxRows], s_iw[kMaxRows];
+  const int64_t tiles = (p.rows + p.rpb - 1) / p.rpb;
+  for (int64_t g = blockIdx.y; g < p.groups; g += gridDim.y) {
+    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      const int64_t m0 = tile * p.rpb;
+      const int64_t left = p.rows - m0;
+      const uint32_t nrows = left < (int64_t)p.rpb ? (uint32_t)left : p.rpb;
+      __syncthreads(); /* the previous tile's readers are done */
+      for (uint32_t i = threadIdx.x; i < nrows; i += blockDim.x) {
+        const uint32_t m = (uint32_t)(m0 + i); /* rows < 2^31 */
+        const uint32_t n = gk::fdiv(p.d_ohw, m);
+        const uint32_t pix = m - n * p.ohw;
+        const uint32_t oh = gk::fdiv(p.d_ow, pix);
+        const uint32_t ow = pix - oh * p.ow;
+        s_x[i] = (int64_t)n * p.img + g * p.cgv;
+        s_ih[i] = (int64_t)oh * p.stride_h - p.pad_h;
+        s_iw[i] = (int64_t)ow * p.stride_w - p.pad_w;
+      }
+      __syncthreads();
+      V *__restrict__ out = col + g * p.group_col + m0 * p.kpv;
+      const uint32_t items = nrows * p.kpv; /* < 64 * 2^25 */
+      for (uint32_t it = threadIdx.x; it < items; it += blockDim.x) {
+        const uint32_t lr = gk::fdiv(p.d_kpv, it);
+        const uint32_t q = it - lr * p.kpv;
+        V v = V();
+        if (q < p.lv) {
+          const uint32_t rs = gk::fdiv(p.d_cgv, q);
+          const uint32_t cv = q - rs * p.cgv;
+          const uint32_t r = gk::fdiv(p.d_s, rs);
+          const uint32_t s = rs - r * p.s;
+          const int64_t ih = s_ih[lr] + (int64_t)r * p.dil_h;
+          const int64_t iw = s_iw[lr] + (int64_t)s * p.dil_w;
+          if (ih >= 0 && ih < p.h && iw >= 0 && iw < p.w)
+            v = x[s_x[lr] + (ih * p.w + iw) * p.cv + cv];
+        }
+        out[it] = v;
+      }
+    }
+  }
+}
+
+struct NchwParams {
+  int64_t rows;                 /* images * G * kp */
+  int64_t h, w, hw, c, cg;
+  int64_t stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
+  uint32_t gkp, kp, l, rs, s;   /* G*kp, kp, L = Cg*R*S, R*S, S */
+  uint32_t ohw, ow, ohwv, rpb;  /* OH*OW, OW, vectors per row, rows per tile */
+  gk_fastdiv d_gkp, d_kp, d_rs, d_s, d_ohwv, d_ow;
+};
+
+template <int ES>
+__global__ void __launch_bounds__(kMaxBlock)
+    im2col_nchw(const void *__restrict__ xp, void *__restrict__ colp, NchwParams p) {
+  typedef typename gk::raw<ES>::t T;
+  constexpr int VE = 16 / ES;
+  const T *__restrict__ x = static_cast<const T *>(xp);
+  uint4 *__restrict__ col = static_cast<uint4 *>(colp);
+  __shared__ int64_t s_x[kMaxRows], s_dh[kMaxRows], s_dw[kMaxRows];
+  const int64_t tiles = (p.rows + p.rpb - 1) / p.rpb;
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int64_t row0 = tile * p.rpb;
+    const int64_t left = p.rows - row0;
+    const uint32_t nrows = left < (int64_t)p.rpb ? (uint32_t)left : p.rpb;
+    __syncthreads();
+    for (uint32_t i = threadIdx.x; i < nrows; i += blockDim.x) {
+      const uint32_t row = (uint32_t)(row0 + i); /* rows < 2^31 */
+      const uint32_t img = gk::fdiv(p.d_gkp, row);
+      const uint32_t rem = row - img * p.gkp;
+      const uint32_t g = gk::fdiv(p.d_kp, rem);
+      const uint32_t j = rem - g * p.kp;
+      if (j < p.l) {
+        const uint32_t cl = gk::fdiv(p.d_rs, j);
+        const uint32_t rs = j - cl * p.rs;
+        const uint32_t r = gk::fdiv(p.d_s, rs);
+        const uint32_t s = rs - r * p.s;
+        s_x[i] = ((int64_t)img * p.c + (int64_t)g * p.cg + cl) * p.hw;
+        s_dh[i] = (int64_t)r * p.dil_h - p.pad_h;
+        s_dw[i] = (int64_t)s * p.dil_w - p.pad_w;
+      } else {
+        s_x[i] = -1; /* k padding: a zero row */
+        s_dh[i] = 0;
+        s_dw[i] = 0;
+      }
+    }
+    __syncthreads();
+    uint4 *__restrict__ out = col + row0 * p.ohwv;
+    const uint32_t items = nrows * p.ohwv;
+    for (uint32_t it = threadIdx.x; it < items; it += blockDim.x) {
+      const uint32_t lr = gk::fdiv(p.d_ohwv, it);
+      const uint32_t pv = it - lr * p.ohwv;
+      const int64_t xo = s_x[lr];
+      union {
+        T e[VE];
+        uint4 v;
+      } u;
+      u.v = make_uint4(0, 0, 0, 0);
+      if (xo >= 0) {
+        const int64_t dh = s_dh[lr], dw = s_dw[lr];
+        const uint32_t p0 = pv * VE;
+#pragma unroll
+        for (int k = 0; k < VE; k++) {
+          const uint32_t pix = p0 + k;
+          if (pix < p.ohw) {
+            const uint32_t oh = gk::fdiv(p.d_ow, pix);
+            const uint32_t ow = pix - oh * p.ow;
+            const int64_t ih = (int64_t)oh * p.stride_h + dh;
+            const int64_t iw = (int64_t)ow * p.stride_w + dw;
+            if (ih >= 0 && ih < p.h && iw >= 0 && iw < p.w) u.e[k] = x[xo + ih * p.w + iw];
+          }
+        }
+      }
+      out[it] = u.v;
+    }
+  }
+}
+
+template <typename T>
+__global__ void filter_pad(const void *srcp, void *dstp, int64_t rows, int64_t cols, int64_t ld) {
+  const T *__restrict__ src = static_cast<const T *>(srcp);
+  T *__restrict__ dst = static_cast<T *>(dstp);
+  const int64_t total = rows * ld;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
+       i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t r = i / ld, c = i - r * ld;
+    dst[i] = c < cols ? src[r * cols + c] : T(0);
+  }
+}
+
+const void *nhwc_kernel(int vec_bytes) {
+  switch (vec_bytes) {
+    case 2: return (const void *)im2col_nhwc<2>;
+    case 4: return (const void *)im2col_nhwc<4>;
+    case 8: return (const void *)im2col_nhwc<8>;
+    case 16: return (const void *)im2col_nhwc<16>;
+  }
+  return nullptr;
+}
+
+const void *nchw_kernel(int es) {
+  return es == 2 ? (const void *)im2col_nchw<2> : (const void *)im2col_nchw<4>;
+}
+
+/* Rows per tile: about two block-widths of items per tile, at most
+ * kMaxRows. */
+uint32_t rows_per_tile(int block, int64_t per_row) {
+  int64_t r = (2 * (int64_t)block + per_row - 1) / per_row;
+  if (r < 1) r = 1;
+  if (r > kMaxRows) r = kMaxRows;
+  return (uint32_t)r;
+}
+
+} // namespace
+
+extern "C" void gk_fastdiv_init(gk_fastdiv *f, uint32_t d) {
+  uint32_t shift = 0;
+  while (shift < 32 && ((uint64_t)1 << shift) < d) shift++;
+  const uint64_t one = 1;
+  const uint64_t magic = ((one << 32) * ((one << shift) - d)) / d + 1;
+  f->d = d;
+  f->mul = (uint32_t)magic; /* fits: d < 2^31 */
+  f->shift = shift;
+}
+
+extern "C" gko_status_t gk_im2col_occupancy(int layout, int es, int vec_bytes, int *block) {
+  const void *fn = layout == GKO_CONV_LAYOUT_NHWC ? nhwc_kernel(vec_bytes) : nchw_kernel(es);
+  if (!fn) return gk_fail(GKO_STATUS_INTERNAL, "im2col: no kernel for %d-byte vectors", vec_bytes);
+  int grid = 0, b = 0;
+  /* a host query: relaxed mode keeps a capture in progress (plans may be
+   * created while another thread captures) valid */
+  enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  cudaError_t e = cudaOccupancyMaxPotentialBlockSize(&grid, &b, fn, 0, kMaxBlock);
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  if (e != cudaSuccess) return gk_cuda_fail(e, "cudaOccupancyMaxPotentialBlockSize (im2col)");
+  *block = b > 0 ? b : kMaxBlock;
+  return GKO_STATUS_SUCCESS;
+}
+
+extern "C" gko_status_t gk_im2col_launch(const gk_im2col_args *a) {
+  const int block = a->block > 0 ? a->block : kMaxBlock;
+  cudaError_t e;
+  if (a->layout == GKO_CONV_LAYOUT_NHWC) {
+    const int vb = a->vec_bytes, ve = vb / a->es;
+    NhwcParams p;
+    p.rows = a->images * a->oh * a->ow;
+    p.h = a->h;
+    p.w = a->w;
+    p.cv = a->c / ve;
+    p.img = a->h * a->w * p.cv;
+    p.stride_h = a->stride_h;
+    p.stride_w = a->stride_w;
+    p.pad_h = a->pad_h;
+    p.pad_w = a->pad_w;
+    p.dil_h = a->dil_h;
+    p.dil_w = a->dil_w;
+    p.groups = a->groups;
+    p.cgv = (uint32_t)(a->cg / ve);
+    p.lv = (uint32_t)(a->l / ve);
+    p.kpv = (uint32_t)(a->kp / ve);
+    p.group_col = p.rows * (int64_t)p.kpv;
+    p.s = (uint32_t)a->s;
+    p.ohw = (uint32_t)(a->oh * a->ow);
+    p.ow = (uint32_t)a->ow;
+    p.rpb = rows_per_tile(block, p.kpv);
+    gk_fastdiv_init(&p.d_kpv, p.kpv);
+    gk_fastdiv_init(&p.d_cgv, p.cgv);
+    gk_fastdiv_init(&p.d_s, p.s);
+    gk_fastdiv_init(&p.d_ohw, p.ohw);
+    gk_fastdiv_init(&p.d_ow, p.ow);
+    int64_t gx = (p.rows + p.rpb - 1) / p.rpb, gy = a->groups;
+    if (gx > kMaxGridX) gx = kMaxGridX;
+    if (gy > kMaxGridY) gy = kMaxGridY;
+    void *args[] = {(void *)&a->x, (void *)&a->col, (void *)&p};
+    e = cudaLaunchKernel(nhwc_kernel(vb), dim3((unsigned)gx, (unsigned)gy), dim3(block), args, 0,
+                         (cudaStream_t)a->stream);
+  } else {
+    const int ve = 16 / a->es;
+    NchwParams p;
+    p.rows = a->images * a->groups * a->kp;
+    p.h = a->h;
+    p.w = a->w;
+    p.hw = a->h * a->w;
+    p.c = a->c;
+    p.cg = a->cg;
+    p.stride_h = a->stride_h;
+    p.stride_w = a->stride_w;
+    p.pad_h = a->pad_h;
+    p.pad_w = a->pad_w;
+    p.dil_h = a->dil_h;
+    p.dil_w = a->dil_w;
+    p.gkp = (uint32_t)(a->groups * a->kp);
+    p.kp = (uint32_t)a->kp;
+    p.l = (uint32_t)a->l;
+    p.rs = (uint32_t)(a->r * a->s);
+    p.s = (uint32_t)a->s;
+    p.ohw = (uint32_t)(a->oh * a->ow);
+    p.ow = (uint32_t)a->ow;
+    p.ohwv = (uint32_t)(a->ohw_ld / ve);
+    p.rpb = rows_per_tile(block, p.ohwv);
+    gk_fastdiv_init(&p.d_gkp, p.gkp);
+    gk_fastdiv_init(&p.d_kp, p.kp);
+    gk_fastdiv_init(&p.d_rs, p.rs);
+    gk_fastdiv_init(&p.d_s, p.s);
+    gk_fastdiv_init(&p.d_ohwv, p.ohwv);
+    gk_fastdiv_init(&p.d_ow, p.ow);
+    int64_t gx = (p.rows + p.rpb - 1) / p.rpb;
+    if (gx > kMaxGridX) gx = kMaxGridX;
+    void *args[] = {(void *)&a->x, (void *)&a->col, (void *)&p};
+    e = cudaLaunchKernel(nchw_kernel(a->es), dim3((unsigned)gx), dim3(block), args, 0,
+                         (cudaStream_t)a->stream);
+  }
+  if (e != cudaSuccess) return gk_cuda_fail(e, "im2col kernel launch");
+  return GKO_STATUS_SUCCESS;
+}
+
+extern "C" gko_status_t gk_conv_filter_pad_launch(int es, int64_t rows, int64_t cols,
+                                                  int64_t ld_dst, const void *src, void *dst,
+                                                  void *stream) {
+  const int64_t total = rows * ld_dst;
+  int64_t blocks = (total + kMaxBlock - 1) / kMaxBlock;
+  if (blocks > 65536) blocks = 65536; /* grid-stride loop covers the rest */
+  const void *fn = es == 2 ? (const void *)filter_pad<unsigned short>
+                           : (const void *)filter_pad<unsigned int>;
+  void *args[] = {(void *)&src, (void *)&dst, (void *)&rows, (void *)&cols, (void *)&ld_dst};
+  cudaError_t e = cudaLaunchKernel(fn, dim3((unsigned)blocks), dim3(kMaxBlock), args, 0,
+                                   (cudaStream_t)stream);
+  if (e != cudaSuccess) return gk_cuda_fail(e, "conv filter copy kernel launch");
+  return GKO_STATUS_SUCCESS;
+}

@@ -1,0 +1,343 @@
+"""Conv2d forward through gko (ctypes): y = act(conv(x, w) + bias), by im2col + GEMM.
+
+    import gko, gko.conv
+    h = gko.Handle()
+    y = gko.conv.conv2d(h, x, w, bias, stride=2, padding=3, activation="relu")
+    p = gko.conv.Plan(h, "f16", "nhwc", n, c, hh, ww, k, r, s, stride=(2, 2),
+                      padding=(3, 3), epilogue="bias_relu")
+    p.execute(x, w, y, bias=b)                     # planned: only enqueues
+
+Tensors follow torch's conventions: x [N, C, H, W], weight [K, C/groups, R, S],
+y [N, K, OH, OW].  Memory layout NCHW is torch's default (contiguous) format;
+NHWC is torch's channels_last (then the weight must be channels_last too,
+i.e. KRSC in memory).  conv2d picks the layout from x's memory format and
+keeps plans in a small cache keyed by everything a plan depends on (shapes,
+stride, padding, dilation, groups, dtype, layout, epilogue and the pointers'
+alignment), with a workspace per (device, stream) grown on demand.
+"""
+import ctypes
+import enum
+
+from . import _check, _declare, _handle_t, _status_t, _stream_of, _stream_t, as_device_array
+from .gemm import Compute, Epilogue, _align, _dtype, _enum
+
+__all__ = ["Layout", "Attr", "Info", "Path", "Plan", "conv2d", "output_shape"]
+
+
+class Layout(enum.IntEnum):
+    NCHW = 0
+    NHWC = 1
+
+
+class Attr(enum.IntEnum):
+    DTYPE = 0
+    LAYOUT = 1
+    N = 2
+    C = 3
+    H = 4
+    W = 5
+    K = 6
+    R = 7
+    S = 8
+    STRIDE_H = 9
+    STRIDE_W = 10
+    PAD_H = 11
+    PAD_W = 12
+    DILATION_H = 13
+    DILATION_W = 14
+    GROUPS = 15
+    EPILOGUE = 16
+    COMPUTE = 17
+    MAX_WORKSPACE = 18
+    MAX_CHUNK = 19
+    ALIGNMENT = 20
+    PAD_H_END = 21
+    PAD_W_END = 22
+
+
+class Info(enum.IntEnum):
+    OH = 0
+    OW = 1
+    PATH = 2
+    CHUNK = 3
+    CHUNKS = 4
+    COL_BYTES = 5
+    WORKSPACE = 6
+    WORKSPACE_FULL = 7
+    WORKSPACE_MIN = 8
+    GEMM_CALLS = 9
+
+
+class Path(enum.IntEnum):
+    NONE = 0
+    IM2COL = 1
+    DIRECT = 2
+
+
+_c = ctypes
+_desc_t = _c.c_void_p
+_plan_t = _c.c_void_p
+_i64 = _c.c_int64
+
+_declare({
+    "gko_conv_desc_create": (_status_t, [_c.POINTER(_desc_t), _c.c_int, _c.c_int, _i64, _i64,
+                                         _i64, _i64, _i64, _i64, _i64]),
+    "gko_conv_desc_destroy": (_status_t, [_desc_t]),
+    "gko_conv_desc_set": (_status_t, [_desc_t, _c.c_int, _i64]),
+    "gko_conv_desc_get": (_status_t, [_desc_t, _c.c_int, _c.POINTER(_i64)]),
+    "gko_conv_output_shape": (_status_t, [_desc_t, _c.POINTER(_i64), _c.POINTER(_i64)]),
+    "gko_conv_plan_create": (_status_t, [_handle_t, _desc_t, _c.POINTER(_plan_t)]),
+    "gko_conv_plan_destroy": (_status_t, [_plan_t]),
+    "gko_conv_workspace_size": (_status_t, [_plan_t, _c.POINTER(_c.c_size_t)]),
+    "gko_conv_plan_get": (_status_t, [_plan_t, _c.c_int, _c.POINTER(_i64)]),
+    "gko_conv_plan_describe": (_status_t, [_plan_t, _c.c_char_p, _c.c_size_t,
+                                           _c.POINTER(_c.c_size_t)]),
+    "gko_conv_execute": (_status_t, [_plan_t, _c.c_void_p, _c.c_void_p, _c.c_void_p,
+                                     _c.c_void_p, _c.c_void_p, _c.c_size_t, _stream_t]),
+})
+
+
+def _lib():
+    from . import library
+    return library()
+
+
+def _pair(v, name):
+    if isinstance(v, (tuple, list)):
+        if len(v) != 2:
+            raise ValueError("%s must be an int or a pair, not %r" % (name, v))
+        return int(v[0]), int(v[1])
+    return int(v), int(v)
+
+
+def _layout(v):
+    if isinstance(v, str):
+        return Layout[v.upper()]
+    return Layout(v)
+
+
+class Desc:
+    """A gko_conv_desc_t.  Keyword attributes by Attr name (stride_h=2,
+    groups=4, epilogue="bias_relu", max_workspace=..., ...)."""
+
+    def __init__(self, dtype, layout, n, c, h, w, k, r, s, **attrs):
+        d = _desc_t()
+        _check(_lib().gko_conv_desc_create(_c.byref(d), _dtype(dtype), _layout(layout), int(n),
+                                           int(c), int(h), int(w), int(k), int(r), int(s)),
+               "gko_conv_desc_create")
+        self._d = d
+        for name, v in attrs.items():
+            self.set(name, v)
+
+    def set(self, attr, value):
+        a = _enum(Attr, attr)
+        if a == Attr.DTYPE:
+            value = _dtype(value)
+        elif a == Attr.LAYOUT:
+            value = _layout(value)
+        elif a == Attr.EPILOGUE:
+            value = _enum(Epilogue, value)
+        elif a == Attr.COMPUTE:
+            value = _enum(Compute, value)
+        _check(_lib().gko_conv_desc_set(self._d, int(a), int(value)), "gko_conv_desc_set")
+        return self
+
+    def get(self, attr):
+        v = _i64(0)
+        _check(_lib().gko_conv_desc_get(self._d, int(_enum(Attr, attr)), _c.byref(v)),
+               "gko_conv_desc_get")
+        return v.value
+
+    def output_shape(self):
+        oh, ow = _i64(0), _i64(0)
+        _check(_lib().gko_conv_output_shape(self._d, _c.byref(oh), _c.byref(ow)),
+               "gko_conv_output_shape")
+        return oh.value, ow.value
+
+    def close(self):
+        if getattr(self, "_d", None) is not None:
+            _lib().gko_conv_desc_destroy(self._d)
+            self._d = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def _attrs(stride=1, padding=0, dilation=1, **attrs):
+    sh, sw = _pair(stride, "stride")
+    ph, pw = _pair(padding, "padding")
+    dh, dw = _pair(dilation, "dilation")
+    out = dict(stride_h=sh, stride_w=sw, pad_h=ph, pad_w=pw, dilation_h=dh, dilation_w=dw)
+    out.update(attrs)
+    return out
+
+
+def output_shape(n, c, h, w, k, r, s, stride=1, padding=0, dilation=1, **attrs):
+    """(OH, OW) as the library computes them (host only)."""
+    d = Desc("f32", "nchw", n, c, h, w, k, r, s, **_attrs(stride, padding, dilation, **attrs))
+    try:
+        return d.output_shape()
+    finally:
+        d.close()
+
+
+class Plan:
+    """A gko conv plan: Plan(handle, dtype, layout, n, c, h, w, k, r, s,
+    stride=1, padding=0, dilation=1, groups=1, epilogue="none", ...).
+    stride/padding/dilation are ints or (height, width) pairs; other keyword
+    attributes as Attr names.  execute() only enqueues; its workspace is
+    allocated once (torch) unless workspace= is given."""
+
+    def __init__(self, handle, dtype, layout, n, c, h, w, k, r, s, stride=1, padding=0,
+                 dilation=1, **attrs):
+        self.handle = handle
+        desc = Desc(dtype, layout, n, c, h, w, k, r, s,
+                    **_attrs(stride, padding, dilation, **attrs))
+        p = _plan_t()
+        _check(_lib().gko_conv_plan_create(handle.value, desc._d, _c.byref(p)),
+               "gko_conv_plan_create")
+        desc.close()
+        self._p = p
+        self._ws = None
+        self.layout = _layout(layout)
+        self.shape = (int(n), int(k), self.info(Info.OH), self.info(Info.OW))
+
+    def info(self, what):
+        v = _i64(0)
+        _check(_lib().gko_conv_plan_get(self._p, int(_enum(Info, what)), _c.byref(v)),
+               "gko_conv_plan_get")
+        return v.value
+
+    @property
+    def workspace_size(self):
+        v = _c.c_size_t(0)
+        _check(_lib().gko_conv_workspace_size(self._p, _c.byref(v)), "gko_conv_workspace_size")
+        return v.value
+
+    @property
+    def path(self):
+        return Path(self.info(Info.PATH))
+
+    def describe(self):
+        need = _c.c_size_t(0)
+        _check(_lib().gko_conv_plan_describe(self._p, None, 0, _c.byref(need)),
+               "gko_conv_plan_describe")
+        buf = _c.create_string_buffer(need.value)
+        _check(_lib().gko_conv_plan_describe(self._p, buf, need.value, None),
+               "gko_conv_plan_describe")
+        return buf.value.decode("utf-8", "replace")
+
+    def _workspace(self, like):
+        need = self.workspace_size
+        if need == 0:
+            return None, 0
+        if self._ws is None or self._ws.numel() < need:
+            import torch
+            self._ws = torch.empty(need, dtype=torch.uint8, device=like.device)
+        return self._ws.data_ptr(), need
+
+    def execute(self, x, w, y, bias=None, workspace=None, stream=None):
+        """y = act(conv(x, w) + bias).  Returns y."""
+        ptr = lambda t: None if t is None else as_device_array(t).ptr  # noqa: E731
+        if workspace is None:
+            ws, nws = self._workspace(y)
+        else:
+            ws = workspace.data_ptr()
+            nws = workspace.numel() * workspace.element_size()
+        _check(_lib().gko_conv_execute(self._p, ptr(x), ptr(w), ptr(bias), ptr(y), ws, nws,
+                                       _stream_of(y, stream)), "gko_conv_execute")
+        return y
+
+    def close(self):
+        if getattr(self, "_p", None) is not None:
+            _lib().gko_conv_plan_destroy(self._p)
+            self._p = None
+            self._ws = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+# ---------------------------------------------------------------------------
+# torch convenience
+# ---------------------------------------------------------------------------
+
+_PLANS = {}
+_PLANS_MAX = 128
+_WORKSPACES = {}
+_ACT = {None: 0, "none": 0, "relu": 1, "gelu": 2, "gelu_erf": 2, "gelu_tanh": 3}
+
+
+def _workspace_for(t, stream, need):
+    if need == 0:
+        return None, 0
+    import torch
+    key = (t.device.index, stream)
+    ws = _WORKSPACES.get(key)
+    if ws is None or ws.numel() < need:
+        ws = torch.empty(need, dtype=torch.uint8, device=t.device)
+        _WORKSPACES[key] = ws
+    return ws.data_ptr(), ws.numel()
+
+
+def conv2d(handle, x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
+           activation=None, out=None, compute="default", stream=None, **attrs):
+    """Like torch.nn.functional.conv2d (+ activation: "relu", "gelu" (erf)
+    or "gelu_tanh").  x [N, C, H, W] contiguous (NCHW) or channels_last
+    (NHWC, then weight must be channels_last too); weight [K, C/groups, R,
+    S]; bias [K].  Returns out (allocated in x's memory format when None)."""
+    import torch
+    if activation not in _ACT:
+        raise ValueError("activation must be one of %s" % sorted(a for a in _ACT if a))
+    if x.dim() != 4 or weight.dim() != 4:
+        raise ValueError("x and weight must be 4-D")
+    if x.is_contiguous():
+        layout, fmt = Layout.NCHW, torch.contiguous_format
+    elif x.is_contiguous(memory_format=torch.channels_last):
+        layout, fmt = Layout.NHWC, torch.channels_last
+    else:
+        raise ValueError("x must be contiguous (NCHW) or channels_last (NHWC)")
+    if not weight.is_contiguous(memory_format=fmt):
+        raise ValueError("weight must be in x's memory format (%s)" % fmt)
+    n, c, h, w = x.shape
+    k, cg, r, s = weight.shape
+    if cg * groups != c:
+        raise ValueError("weight has %d input channels per group; x has %d channels in %d "
+                         "groups" % (cg, c, groups))
+    ep = Epilogue(_ACT[activation] * 2 + (1 if bias is not None else 0))
+    sh, sw = _pair(stride, "stride")
+    ph, pw = _pair(padding, "padding")
+    dh, dw = _pair(dilation, "dilation")
+    dt = _dtype(x.dtype)
+    st = _stream_of(x, stream)
+    if out is None:
+        oh, ow = output_shape(n, c, h, w, k, r, s, (sh, sw), (ph, pw), (dh, dw), groups=groups)
+        out = torch.empty((n, k, oh, ow), dtype=x.dtype, device=x.device, memory_format=fmt)
+    ptrs = (x.data_ptr(), weight.data_ptr(), out.data_ptr(),
+            bias.data_ptr() if bias is not None else 0)
+    al = max(_align(*ptrs), 1)
+    key = (id(handle), int(dt), int(layout), n, c, h, w, k, r, s, sh, sw, ph, pw, dh, dw, groups,
+           int(ep), str(compute), al, tuple(sorted(attrs.items())))
+    plan = _PLANS.get(key)
+    if plan is None:
+        if len(_PLANS) >= _PLANS_MAX:
+            _PLANS.pop(next(iter(_PLANS))).close()
+        plan = Plan(handle, dt, layout, n, c, h, w, k, r, s, (sh, sw), (ph, pw), (dh, dw),
+                    groups=groups, epilogue=ep, compute=compute, alignment=min(al, 256), **attrs)
+        _PLANS[key] = plan
+    ws, nws = _workspace_for(out, st, plan.workspace_size)
+    _check(_lib().gko_conv_execute(plan._p, ptrs[0], ptrs[1], ptrs[3] or None, ptrs[2], ws, nws,
+                                   st), "gko_conv_execute")
+    return out

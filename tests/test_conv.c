@@ -1,0 +1,1099 @@
+/* test_conv.c -- Conv2d forward: descriptor and argument checks (host-only,
+ * run everywhere) and the GPU suite against a float64 direct-convolution
+ * reference.
+ *
+ * Error measure: relative Frobenius error ||Y - R||_F / ||R||_F over every
+ * output element, R computed in double from the same (rounded) inputs by
+ * the textbook loop over (c, r, s).  Tolerances (t_tol), as the GEMM suite's
+ * with kk = C/groups * R * S the length of each dot product and u the unit
+ * roundoff of the dtype (2^-24 f32, 2^-11 f16, 2^-8 bf16):
+ *   base                    4 u   (y rounded once, or twice when the bias or
+ *                                  activation runs in gko's pass)
+ *   f32 accumulation        + 16 * 2^-24 * sqrt(kk)
+ *   TF32                    + 2^-9
+ *   cuBLASLt's fused GELU   + 2^-10
+ * Every output buffer is poisoned first (0xFF bytes: NaN in every dtype) and
+ * followed by a guard zone; every guard byte must keep its value and every
+ * output element must be written (a NaN where the reference is finite
+ * fails).  Inputs are fresh random numbers (seed printed with failures;
+ * GKO_TEST_SEED replays). */
+#include "common.h"
+
+/* ---- typed host arrays ------------------------------------------------------ */
+
+static double hv_get(gko_dtype_t dt, const void *a, int64_t i) {
+  if (dt == GKO_DTYPE_F32) return ((const float *)a)[i];
+  if (dt == GKO_DTYPE_F16) return t_f16_to_float(((const uint16_t *)a)[i]);
+  return t_bf16_to_float(((const uint16_t *)a)[i]);
+}
+
+static void hv_set(gko_dtype_t dt, void *a, int64_t i, double v) {
+  if (dt == GKO_DTYPE_F32) ((float *)a)[i] = (float)v;
+  else if (dt == GKO_DTYPE_F16) ((uint16_t *)a)[i] = t_double_to_f16(v);
+  else ((uint16_t *)a)[i] = t_double_to_bf16(v);
+}
+
+static const char *dtn(gko_dtype_t d) {
+  return d == GKO_DTYPE_F32 ? "f32" : d == GKO_DTYPE_F16 ? "f16" : "bf16";
+}
+
+static double ref_act(int act, double x) {
+  if (isnan(x)) return x;
+  switch (act) {
+    case 1: return x > 0 ? x : 0.0;
+    case 2: return x * 0.5 * erfc(-x / sqrt(2.0));
+    case 3: {
+      const double a = 1.5957691216057308, b = a * 0.044715;
+      double u2 = x * (a + b * x * x), q = exp(-fabs(u2));
+      return x * (u2 >= 0 ? 1.0 / (1.0 + q) : q / (1.0 + q));
+    }
+  }
+  return x;
+}
+
+/* ---- one case ---------------------------------------------------------------------- */
+
+typedef struct {
+  gko_dtype_t dt;
+  int layout;
+  int64_t n, c, h, w, k, r, s;
+  int64_t sh, sw, ph, pw, ph_end, pw_end, dh, dw, groups; /* 0: default */
+  int epilogue, compute;
+  int64_t max_ws, max_chunk, alignment; /* 0 max_ws: default (-1) */
+  int off;                              /* element offset of x, w, bias, y */
+} ccase;
+
+static ccase cc_make(gko_dtype_t dt, int layout, int64_t n, int64_t c, int64_t h, int64_t w,
+                     int64_t k, int64_t r, int64_t s) {
+  ccase c0;
+  memset(&c0, 0, sizeof c0);
+  c0.dt = dt;
+  c0.layout = layout;
+  c0.n = n;
+  c0.c = c;
+  c0.h = h;
+  c0.w = w;
+  c0.k = k;
+  c0.r = r;
+  c0.s = s;
+  c0.sh = c0.sw = c0.dh = c0.dw = c0.groups = 1;
+  c0.ph_end = c0.pw_end = -1;
+  c0.max_ws = -1;
+  return c0;
+}
+
+static const char *describe_case(const ccase *c, char *buf, size_t n) {
+  snprintf(buf, n,
+           "%s %s N=%lld C=%lld H=%lld W=%lld K=%lld R=%lld S=%lld stride=%lld/%lld "
+           "pad=%lld,%lld/%lld,%lld dil=%lld/%lld groups=%lld ep=%d compute=%d max_ws=%lld "
+           "max_chunk=%lld align=%lld off=%d seed=%s",
+           dtn(c->dt), c->layout ? "NHWC" : "NCHW", (long long)c->n, (long long)c->c,
+           (long long)c->h, (long long)c->w, (long long)c->k, (long long)c->r, (long long)c->s,
+           (long long)c->sh, (long long)c->sw, (long long)c->ph, (long long)c->ph_end,
+           (long long)c->pw, (long long)c->pw_end, (long long)c->dh, (long long)c->dw,
+           (long long)c->groups, c->epilogue, c->compute, (long long)c->max_ws,
+           (long long)c->max_chunk, (long long)c->alignment, c->off,
+           getenv("GKO_TEST_SEED") ? getenv("GKO_TEST_SEED") : "(random)");
+  return buf;
+}
+
+static gko_conv_desc_t make_desc(const ccase *c) {
+  gko_conv_desc_t d = NULL;
+  T_OK(gko_conv_desc_create(&d, c->dt, c->layout, c->n, c->c, c->h, c->w, c->k, c->r, c->s));
+  const struct {
+    gko_conv_attr_t a;
+    int64_t v;
+  } set[] = {{GKO_CONV_ATTR_STRIDE_H, c->sh},    {GKO_CONV_ATTR_STRIDE_W, c->sw},
+             {GKO_CONV_ATTR_PAD_H, c->ph},       {GKO_CONV_ATTR_PAD_W, c->pw},
+             {GKO_CONV_ATTR_PAD_H_END, c->ph_end}, {GKO_CONV_ATTR_PAD_W_END, c->pw_end},
+             {GKO_CONV_ATTR_DILATION_H, c->dh},  {GKO_CONV_ATTR_DILATION_W, c->dw},
+             {GKO_CONV_ATTR_GROUPS, c->groups},  {GKO_CONV_ATTR_EPILOGUE, c->epilogue},
+             {GKO_CONV_ATTR_COMPUTE, c->compute}, {GKO_CONV_ATTR_MAX_WORKSPACE, c->max_ws},
+             {GKO_CONV_ATTR_MAX_CHUNK, c->max_chunk}};
+  for (size_t i = 0; i < sizeof set / sizeof set[0]; i++) T_OK(gko_conv_desc_set(d, set[i].a, set[i].v));
+  if (c->alignment) T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_ALIGNMENT, c->alignment));
+  return d;
+}
+
+static double t_unit(gko_dtype_t d) {
+  return d == GKO_DTYPE_F32 ? ldexp(1, -24) : d == GKO_DTYPE_F16 ? ldexp(1, -11) : ldexp(1, -8);
+}
+
+static double t_tol(const ccase *c) {
+  double kk = (double)(c->c / c->groups * c->r * c->s);
+  double tol = 4 * t_unit(c->dt);
+  if (c->compute == GKO_GEMM_COMPUTE_TF32) tol += ldexp(1, -9);
+  else tol += 16 * ldexp(1, -24) * sqrt(kk);
+  if ((c->epilogue >> 1) == 3) tol += ldexp(1, -10);
+  return tol;
+}
+
+/* Element indices in the case's layout. */
+static int64_t xi(const ccase *c, int64_t n, int64_t ch, int64_t y, int64_t x) {
+  return c->layout == GKO_CONV_LAYOUT_NCHW ? ((n * c->c + ch) * c->h + y) * c->w + x
+                                           : ((n * c->h + y) * c->w + x) * c->c + ch;
+}
+static int64_t wi(const ccase *c, int64_t k, int64_t ch, int64_t r, int64_t s) {
+  const int64_t cg = c->c / c->groups;
+  return c->layout == GKO_CONV_LAYOUT_NCHW ? ((k * cg + ch) * c->r + r) * c->s + s
+                                           : ((k * c->r + r) * c->s + s) * cg + ch;
+}
+static int64_t yi(const ccase *c, int64_t oh, int64_t ow, int64_t n, int64_t k, int64_t y,
+                  int64_t x) {
+  return c->layout == GKO_CONV_LAYOUT_NCHW ? ((n * c->k + k) * oh + y) * ow + x
+                                           : ((n * oh + y) * ow + x) * c->k + k;
+}
+
+enum { kGuard = 256 }; /* guard bytes after each array */
+
+/* Host-side results of one run. */
+typedef struct {
+  unsigned char *y; /* the output elements (ny * es bytes) */
+  size_t y_bytes;
+  int64_t chunks, path;
+} crun;
+
+/* Runs one case on `stream` and checks it against the reference.  Returns
+ * the number of problems (also reported with cr_expect).  out (may be NULL)
+ * receives the output bytes (caller frees out->y). */
+static int run_case(gko_handle_t h, const ccase *c, cudaStream_t stream, crun *out) {
+  char cbuf[700];
+  describe_case(c, cbuf, sizeof cbuf);
+  gko_conv_desc_t desc = make_desc(c);
+  int64_t oh = -1, ow = -1;
+  T_OK(gko_conv_output_shape(desc, &oh, &ow));
+  gko_conv_plan_t plan = NULL;
+  gko_status_t ps = gko_conv_plan_create(h, desc, &plan);
+  cr_assert_eq(ps, GKO_STATUS_SUCCESS, "plan: %s: %s [%s]", gko_status_name(ps),
+               gko_last_error_detail(), cbuf);
+  int64_t v = -1;
+  T_OK(gko_conv_plan_get(plan, GKO_CONV_INFO_OH, &v));
+  cr_expect_eq(v, oh, "INFO_OH %lld != %lld [%s]", (long long)v, (long long)oh, cbuf);
+  T_OK(gko_conv_plan_get(plan, GKO_CONV_INFO_OW, &v));
+  cr_expect_eq(v, ow, "INFO_OW [%s]", cbuf);
+  int64_t chunks = 0, path = -1;
+  T_OK(gko_conv_plan_get(plan, GKO_CONV_INFO_CHUNKS, &chunks));
+  T_OK(gko_conv_plan_get(plan, GKO_CONV_INFO_PATH, &path));
+  const size_t es = gko_dtype_size(c->dt);
+  const int64_t cg = c->c / c->groups, kg = c->k / c->groups;
+  const int64_t nx = c->n * c->c * c->h * c->w, nw = c->k * cg * c->r * c->s;
+  const int64_t ny = c->n * c->k * oh * ow;
+  const int off = c->off;
+  const size_t bx = (size_t)(nx + off) * es + kGuard, bw = (size_t)(nw + off) * es + kGuard;
+  const size_t bb = (size_t)(c->k + off) * es + kGuard, by = (size_t)(ny + off) * es + kGuard;
+  unsigned char *hx = malloc(bx), *hw = malloc(bw), *hb = malloc(bb), *hy = malloc(by),
+                *hy0 = malloc(by);
+  cr_assert(hx && hw && hb && hy && hy0);
+  memset(hx, 0xFF, bx);
+  memset(hw, 0xFF, bw);
+  memset(hb, 0xFF, bb);
+  memset(hy0, T_POISON_BYTE, by);
+  void *px = hx + off * es, *pw = hw + off * es, *pb = hb + off * es;
+  for (int64_t i = 0; i < nx; i++) hv_set(c->dt, px, i, t_uniform(-1, 1));
+  for (int64_t i = 0; i < nw; i++) hv_set(c->dt, pw, i, t_uniform(-1, 1));
+  for (int64_t i = 0; i < c->k; i++) hv_set(c->dt, pb, i, t_uniform(-1, 1));
+  unsigned char *dx = t_dalloc(bx), *dw = t_dalloc(bw), *db = t_dalloc(bb), *dy = t_dalloc(by);
+  t_h2d(dx, hx, bx);
+  t_h2d(dw, hw, bw);
+  t_h2d(db, hb, bb);
+  t_h2d(dy, hy0, by);
+  size_t need = 0;
+  T_OK(gko_conv_workspace_size(plan, &need));
+  /* a workspace at an odd offset: the plan's slack must absorb it */
+  unsigned char *ws = need ? t_dalloc(need + 64) : NULL;
+  void *wsp = ws ? ws + (off ? 8 : 0) : NULL;
+  const void *X = nx > 0 ? (const void *)(dx + off * es) : NULL;
+  gko_status_t s = gko_conv_execute(plan, X, dw + off * es, (c->epilogue & 1) ? db + off * es : NULL,
+                                    dy + off * es, wsp, need, stream);
+  cr_assert_eq(s, GKO_STATUS_SUCCESS, "execute: %s: %s [%s]", gko_status_name(s),
+               gko_last_error_detail(), cbuf);
+  T_CUDA(cudaStreamSynchronize(stream));
+  t_d2h(hy, dy, by);
+  const unsigned char *py = hy + off * es;
+
+  int64_t touched = 0;
+  for (size_t i = 0; i < by; i++)
+    if ((i < off * es || i >= (off + ny) * es) && hy[i] != hy0[i]) touched++;
+  double err2 = 0, ref2 = 0;
+  int64_t nan_bad = 0;
+  const int act = c->epilogue >> 1;
+  for (int64_t n = 0; n < c->n; n++)
+    for (int64_t k = 0; k < c->k; k++) {
+      const int64_t g = k / kg;
+      for (int64_t y = 0; y < oh; y++)
+        for (int64_t x = 0; x < ow; x++) {
+          double sum = 0;
+          for (int64_t ch = 0; ch < cg; ch++)
+            for (int64_t r = 0; r < c->r; r++) {
+              const int64_t ih = y * c->sh - c->ph + r * c->dh;
+              if (ih < 0 || ih >= c->h) continue;
+              for (int64_t q = 0; q < c->s; q++) {
+                const int64_t iw = x * c->sw - c->pw + q * c->dw;
+                if (iw < 0 || iw >= c->w) continue;
+                sum += hv_get(c->dt, px, xi(c, n, g * cg + ch, ih, iw)) *
+                       hv_get(c->dt, pw, wi(c, k, ch, r, q));
+              }
+            }
+          if (c->epilogue & 1) sum += hv_get(c->dt, pb, k);
+          const double ref = ref_act(act, sum);
+          const double got = hv_get(c->dt, py, yi(c, oh, ow, n, k, y, x));
+          if (isnan(got) && !isnan(ref)) {
+            if (nan_bad++ < 3)
+              cr_log_error("NaN (unwritten?) at n=%lld k=%lld oh=%lld ow=%lld, ref %g [%s]",
+                           (long long)n, (long long)k, (long long)y, (long long)x, ref, cbuf);
+            continue;
+          }
+          err2 += (got - ref) * (got - ref);
+          ref2 += ref * ref;
+        }
+    }
+  const double rel = ref2 > 0 ? sqrt(err2 / ref2) : sqrt(err2);
+  const double tol = t_tol(c);
+  cr_expect(rel <= tol, "relative error %.3g > %.3g [%s]", rel, tol, cbuf);
+  cr_expect_eq(nan_bad, 0, "%lld NaN outputs [%s]", (long long)nan_bad, cbuf);
+  cr_expect_eq(touched, 0, "%lld bytes outside y changed [%s]", (long long)touched, cbuf);
+  int bad = !(rel <= tol) + (nan_bad > 0) + (touched > 0);
+  if (out) {
+    out->y_bytes = (size_t)ny * es;
+    out->y = malloc(out->y_bytes + 1);
+    memcpy(out->y, py, out->y_bytes);
+    out->chunks = chunks;
+    out->path = path;
+  }
+  gko_conv_plan_destroy(plan);
+  gko_conv_desc_destroy(desc);
+  free(hx);
+  free(hw);
+  free(hb);
+  free(hy);
+  free(hy0);
+  cudaFree(dx);
+  cudaFree(dw);
+  cudaFree(db);
+  cudaFree(dy);
+  if (ws) cudaFree(ws);
+  return bad;
+}
+
+/* ---- host-only: descriptors and arguments ----------------------------------------- */
+
+Test(conv_args, enum_values_are_the_documented_ones) {
+  cr_expect_eq(GKO_CONV_LAYOUT_NCHW, 0);
+  cr_expect_eq(GKO_CONV_LAYOUT_NHWC, 1);
+  cr_expect_eq(GKO_CONV_ATTR_DTYPE, 0);
+  cr_expect_eq(GKO_CONV_ATTR_GROUPS, 15);
+  cr_expect_eq(GKO_CONV_ATTR_MAX_WORKSPACE, 18);
+  cr_expect_eq(GKO_CONV_ATTR_PAD_W_END, 22);
+  cr_expect_eq(GKO_CONV_INFO_OH, 0);
+  cr_expect_eq(GKO_CONV_INFO_GEMM_CALLS, 9);
+  cr_expect_eq(GKO_CONV_PATH_NONE, 0);
+  cr_expect_eq(GKO_CONV_PATH_IM2COL, 1);
+  cr_expect_eq(GKO_CONV_PATH_DIRECT, 2);
+  cr_expect_eq(sizeof(gko_conv_layout_t), sizeof(int));
+  cr_expect_eq(sizeof(gko_conv_attr_t), sizeof(int));
+  cr_expect_eq(sizeof(gko_conv_info_t), sizeof(int));
+}
+
+Test(conv_args, descriptor_create_rejects_bad_values) {
+  gko_conv_desc_t keep = (gko_conv_desc_t)(uintptr_t)0x77, d = keep;
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_conv_desc_create(NULL, GKO_DTYPE_F16, GKO_CONV_LAYOUT_NCHW, 1, 1, 1, 1, 1, 1, 1));
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_conv_desc_create(&d, (gko_dtype_t)7, GKO_CONV_LAYOUT_NCHW, 1, 1, 1, 1, 1, 1, 1));
+  cr_expect(strstr(gko_last_error_detail(), "DTYPE") != NULL, "%s", gko_last_error_detail());
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_conv_desc_create(&d, GKO_DTYPE_F16, (gko_conv_layout_t)2, 1, 1, 1, 1, 1, 1, 1));
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_conv_desc_create(&d, GKO_DTYPE_F16, GKO_CONV_LAYOUT_NCHW, -1, 1, 1, 1, 1, 1, 1));
+  cr_expect(strstr(gko_last_error_detail(), "GKO_CONV_ATTR_N") != NULL);
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_conv_desc_create(&d, GKO_DTYPE_F16, GKO_CONV_LAYOUT_NCHW, 1, 0, 1, 1, 1, 1, 1));
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_conv_desc_create(&d, GKO_DTYPE_F16, GKO_CONV_LAYOUT_NCHW, 1, 1, -1, 1, 1, 1, 1));
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_conv_desc_create(&d, GKO_DTYPE_F16, GKO_CONV_LAYOUT_NCHW, 1, 1, 1, -3, 1, 1, 1));
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_conv_desc_create(&d, GKO_DTYPE_F16, GKO_CONV_LAYOUT_NCHW, 1, 1, 1, 1, 0, 1, 1));
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_conv_desc_create(&d, GKO_DTYPE_F16, GKO_CONV_LAYOUT_NCHW, 1, 1, 1, 1, 1, 0, 1));
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_conv_desc_create(&d, GKO_DTYPE_F16, GKO_CONV_LAYOUT_NCHW, 1, 1, 1, 1, 1, 1, -1));
+  cr_expect_eq(d, keep, "desc written on failure");
+  /* zero N, H and W are valid */
+  T_OK(gko_conv_desc_create(&d, GKO_DTYPE_BF16, GKO_CONV_LAYOUT_NHWC, 0, 3, 0, 0, 4, 1, 1));
+  gko_conv_desc_destroy(d);
+  T_OK(gko_conv_desc_destroy(NULL));
+}
+
+Test(conv_args, descriptor_set_get_and_rejects_unchanged) {
+  gko_conv_desc_t d = NULL;
+  T_OK(gko_conv_desc_create(&d, GKO_DTYPE_F32, GKO_CONV_LAYOUT_NHWC, 2, 8, 9, 10, 4, 3, 2));
+  int64_t v = -7;
+  const struct {
+    gko_conv_attr_t a;
+    int64_t want;
+  } defaults[] = {{GKO_CONV_ATTR_DTYPE, GKO_DTYPE_F32}, {GKO_CONV_ATTR_LAYOUT, 1},
+                  {GKO_CONV_ATTR_N, 2},   {GKO_CONV_ATTR_C, 8},  {GKO_CONV_ATTR_H, 9},
+                  {GKO_CONV_ATTR_W, 10},  {GKO_CONV_ATTR_K, 4},  {GKO_CONV_ATTR_R, 3},
+                  {GKO_CONV_ATTR_S, 2},   {GKO_CONV_ATTR_STRIDE_H, 1}, {GKO_CONV_ATTR_STRIDE_W, 1},
+                  {GKO_CONV_ATTR_PAD_H, 0}, {GKO_CONV_ATTR_PAD_W, 0}, {GKO_CONV_ATTR_DILATION_H, 1},
+                  {GKO_CONV_ATTR_DILATION_W, 1}, {GKO_CONV_ATTR_GROUPS, 1},
+                  {GKO_CONV_ATTR_EPILOGUE, 0}, {GKO_CONV_ATTR_COMPUTE, 0},
+                  {GKO_CONV_ATTR_MAX_WORKSPACE, -1}, {GKO_CONV_ATTR_MAX_CHUNK, 0},
+                  {GKO_CONV_ATTR_ALIGNMENT, 16}, {GKO_CONV_ATTR_PAD_H_END, 0},
+                  {GKO_CONV_ATTR_PAD_W_END, 0}};
+  for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
+    T_OK(gko_conv_desc_get(d, defaults[i].a, &v));
+    cr_expect_eq(v, defaults[i].want, "attr %d: %lld, want %lld", (int)defaults[i].a,
+                 (long long)v, (long long)defaults[i].want);
+  }
+  /* PAD_*_END follows PAD_* until set */
+  T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_PAD_H, 3));
+  T_OK(gko_conv_desc_get(d, GKO_CONV_ATTR_PAD_H_END, &v));
+  cr_expect_eq(v, 3);
+  T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_PAD_H_END, 1));
+  T_OK(gko_conv_desc_get(d, GKO_CONV_ATTR_PAD_H_END, &v));
+  cr_expect_eq(v, 1);
+  const struct {
+    gko_conv_attr_t a;
+    int64_t bad;
+  } bad[] = {{GKO_CONV_ATTR_DTYPE, 3},        {GKO_CONV_ATTR_LAYOUT, -1},
+             {GKO_CONV_ATTR_N, -1},           {GKO_CONV_ATTR_C, 0},
+             {GKO_CONV_ATTR_K, -2},           {GKO_CONV_ATTR_R, 0},
+             {GKO_CONV_ATTR_STRIDE_H, 0},     {GKO_CONV_ATTR_STRIDE_W, -1},
+             {GKO_CONV_ATTR_PAD_H, -1},       {GKO_CONV_ATTR_PAD_W, -5},
+             {GKO_CONV_ATTR_DILATION_H, 0},   {GKO_CONV_ATTR_DILATION_W, -1},
+             {GKO_CONV_ATTR_GROUPS, 0},       {GKO_CONV_ATTR_EPILOGUE, 8},
+             {GKO_CONV_ATTR_EPILOGUE, -1},    {GKO_CONV_ATTR_COMPUTE, 3},
+             {GKO_CONV_ATTR_MAX_WORKSPACE, -2}, {GKO_CONV_ATTR_MAX_CHUNK, -1},
+             {GKO_CONV_ATTR_ALIGNMENT, 3},    {GKO_CONV_ATTR_ALIGNMENT, 512},
+             {GKO_CONV_ATTR_ALIGNMENT, 0},    {GKO_CONV_ATTR_PAD_H_END, -2},
+             {(gko_conv_attr_t)23, 1},        {(gko_conv_attr_t)-1, 1}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    int64_t before = 0, after = 0;
+    int known = (int)bad[i].a >= 0 && (int)bad[i].a <= 22;
+    if (known) T_OK(gko_conv_desc_get(d, bad[i].a, &before));
+    T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_desc_set(d, bad[i].a, bad[i].bad));
+    if (known) {
+      T_OK(gko_conv_desc_get(d, bad[i].a, &after));
+      cr_expect_eq(before, after, "attr %d changed by a rejected set", (int)bad[i].a);
+    }
+  }
+  v = -7;
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_desc_get(d, (gko_conv_attr_t)99, &v));
+  cr_expect_eq(v, -7);
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_desc_get(d, GKO_CONV_ATTR_N, NULL));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_desc_get(NULL, GKO_CONV_ATTR_N, &v));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_desc_set(NULL, GKO_CONV_ATTR_N, 1));
+  gko_conv_desc_destroy(d);
+}
+
+/* Output shape of a descriptor built from a case, or the failure status.
+ * The descriptor lives until the next call (destroying it would reset the
+ * detail message the caller checks). */
+static gko_conv_desc_t g_shape_desc;
+static gko_status_t shape_of(const ccase *c, int64_t *oh, int64_t *ow) {
+  gko_conv_desc_destroy(g_shape_desc);
+  g_shape_desc = make_desc(c);
+  return gko_conv_output_shape(g_shape_desc, oh, ow);
+}
+
+Test(conv_args, output_shape_formula) {
+  /* (H + pad + pad_end - dil * (R - 1) - 1) / stride + 1 per axis */
+  ccase c = cc_make(GKO_DTYPE_F16, GKO_CONV_LAYOUT_NCHW, 2, 3, 7, 5, 4, 3, 2);
+  c.sh = 2;
+  c.ph = 1;
+  c.pw = 2;
+  c.dw = 2;
+  int64_t oh = -1, ow = -1;
+  T_OK(shape_of(&c, &oh, &ow));
+  cr_expect_eq(oh, 4);
+  cr_expect_eq(ow, 7);
+  /* ResNet-18 conv1: 224, 7x7, stride 2, pad 3 -> 112 */
+  ccase r = cc_make(GKO_DTYPE_F16, GKO_CONV_LAYOUT_NHWC, 32, 3, 224, 224, 64, 7, 7);
+  r.sh = r.sw = 2;
+  r.ph = r.pw = 3;
+  T_OK(shape_of(&r, &oh, &ow));
+  cr_expect(oh == 112 && ow == 112);
+  /* asymmetric end padding, stride larger than the filter */
+  ccase a = cc_make(GKO_DTYPE_F32, GKO_CONV_LAYOUT_NHWC, 1, 1, 10, 11, 1, 2, 3);
+  a.ph = 1;
+  a.ph_end = 0;
+  a.pw_end = 4;
+  a.sh = 3;
+  a.sw = 5;
+  T_OK(shape_of(&a, &oh, &ow));
+  cr_expect_eq(oh, (10 + 1 + 0 - 2) / 3 + 1);
+  cr_expect_eq(ow, (11 + 0 + 4 - 3) / 5 + 1);
+  /* H = 0 with enough padding is valid */
+  ccase z = cc_make(GKO_DTYPE_F16, GKO_CONV_LAYOUT_NCHW, 2, 3, 0, 4, 5, 2, 3);
+  z.ph = 1;
+  z.pw = 1;
+  T_OK(shape_of(&z, &oh, &ow));
+  cr_expect(oh == 1 && ow == 4, "oh %lld ow %lld", (long long)oh, (long long)ow);
+  gko_conv_desc_destroy(g_shape_desc);
+  g_shape_desc = NULL;
+}
+
+Test(conv_args, output_shape_rejects_and_leaves_outputs) {
+  int64_t oh = -5, ow = -6;
+  /* padded input smaller than the dilated filter */
+  ccase c = cc_make(GKO_DTYPE_F16, GKO_CONV_LAYOUT_NCHW, 1, 3, 4, 4, 2, 3, 3);
+  c.dh = 2; /* extent 5 > 4 */
+  T_FAILS(GKO_STATUS_INVALID_VALUE, shape_of(&c, &oh, &ow));
+  cr_expect(strstr(gko_last_error_detail(), "padded input smaller than the dilated filter"),
+            "%s", gko_last_error_detail());
+  cr_expect(oh == -5 && ow == -6);
+  /* the same with N = 0 is an empty problem */
+  c.n = 0;
+  T_OK(shape_of(&c, &oh, &ow));
+  cr_expect_eq(oh, 0);
+  /* H = 0 without padding */
+  ccase z = cc_make(GKO_DTYPE_F16, GKO_CONV_LAYOUT_NHWC, 1, 3, 0, 4, 2, 1, 1);
+  oh = -5;
+  T_FAILS(GKO_STATUS_INVALID_VALUE, shape_of(&z, &oh, &ow));
+  cr_expect_eq(oh, -5);
+  /* absurd padding and dilation */
+  ccase p = cc_make(GKO_DTYPE_F16, GKO_CONV_LAYOUT_NCHW, 1, 1, 8, 8, 1, 3, 3);
+  p.ph = INT64_MAX - 4;
+  T_FAILS(GKO_STATUS_INVALID_VALUE, shape_of(&p, &oh, &ow));
+  cr_expect(strstr(gko_last_error_detail(), "overflow") != NULL, "%s", gko_last_error_detail());
+  p.ph = (int64_t)1 << 40;
+  p.pw = (int64_t)1 << 40;
+  T_FAILS(GKO_STATUS_INVALID_VALUE, shape_of(&p, &oh, &ow)); /* y's bytes overflow */
+  p.ph = p.pw = 0;
+  p.dw = INT64_MAX / 2 + 1;
+  T_FAILS(GKO_STATUS_INVALID_VALUE, shape_of(&p, &oh, &ow));
+  cr_expect(strstr(gko_last_error_detail(), "dilated filter") != NULL, "%s",
+            gko_last_error_detail());
+  p.dw = 1;
+  p.n = INT64_MAX / 2;
+  T_FAILS(GKO_STATUS_INVALID_VALUE, shape_of(&p, &oh, &ow));
+  /* groups must divide C and K */
+  ccase g = cc_make(GKO_DTYPE_F16, GKO_CONV_LAYOUT_NHWC, 1, 6, 4, 4, 4, 1, 1);
+  g.groups = 4;
+  T_FAILS(GKO_STATUS_INVALID_VALUE, shape_of(&g, &oh, &ow));
+  cr_expect(strstr(gko_last_error_detail(), "GKO_CONV_ATTR_C") != NULL);
+  g.groups = 3;
+  T_FAILS(GKO_STATUS_INVALID_VALUE, shape_of(&g, &oh, &ow));
+  cr_expect(strstr(gko_last_error_detail(), "GKO_CONV_ATTR_K") != NULL);
+  /* TF32 for 16-bit inputs */
+  ccase t = cc_make(GKO_DTYPE_BF16, GKO_CONV_LAYOUT_NHWC, 1, 4, 4, 4, 4, 1, 1);
+  t.compute = GKO_GEMM_COMPUTE_TF32;
+  oh = -5;
+  ow = -6;
+  T_FAILS(GKO_STATUS_INVALID_VALUE, shape_of(&t, &oh, &ow));
+  cr_expect(oh == -5 && ow == -6);
+  gko_conv_desc_t d = make_desc(&c);
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_output_shape(d, NULL, &ow));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_output_shape(d, &oh, NULL));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_output_shape(NULL, &oh, &ow));
+  gko_conv_desc_destroy(d);
+  gko_conv_desc_destroy(g_shape_desc);
+  g_shape_desc = NULL;
+}
+
+Test(conv_args, null_plan_and_handle) {
+  gko_conv_desc_t d = NULL;
+  T_OK(gko_conv_desc_create(&d, GKO_DTYPE_F16, GKO_CONV_LAYOUT_NHWC, 1, 8, 4, 4, 8, 3, 3));
+  gko_conv_plan_t keep = (gko_conv_plan_t)(uintptr_t)0x99, p = keep;
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_plan_create(NULL, d, &p));
+  cr_expect(strstr(gko_last_error_detail(), "handle") != NULL);
+  cr_expect_eq(p, keep);
+  size_t b = 5;
+  int64_t v = 5;
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_workspace_size(NULL, &b));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_plan_get(NULL, GKO_CONV_INFO_OH, &v));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_plan_describe(NULL, NULL, 0, NULL));
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_conv_execute(NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL));
+  cr_expect(b == 5 && v == 5);
+  T_OK(gko_conv_plan_destroy(NULL));
+  gko_conv_desc_destroy(d);
+}
+
+/* ---- GPU: correctness ----------------------------------------------------------------- */
+
+static const gko_dtype_t kDts[3] = {GKO_DTYPE_F32, GKO_DTYPE_F16, GKO_DTYPE_BF16};
+
+Test(conv, grid_of_shapes_layouts_dtypes, .timeout = 900) {
+  T_REQUIRE_GPU();
+  uint64_t seed = t_seed();
+  cr_log_info("seed %llu", (unsigned long long)seed);
+  gko_handle_t h = t_handle();
+  cudaStream_t st;
+  T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  int bad = 0;
+  for (int L = 0; L < 2; L++)
+    for (int d = 0; d < 3; d++) {
+      gko_dtype_t dt = kDts[d];
+      ccase c;
+      /* H != W, R != S, asymmetric stride/padding/dilation, batch 2 */
+      c = cc_make(dt, L, 2, 3, 7, 5, 4, 3, 2);
+      c.sh = 2;
+      c.ph = 1;
+      c.pw = 2;
+      c.dw = 2;
+      bad += run_case(h, &c, st, NULL);
+      /* padding larger than the filter, batch 1 */
+      c = cc_make(dt, L, 1, 5, 4, 6, 3, 2, 3);
+      c.ph = 3;
+      c.pw = 4;
+      bad += run_case(h, &c, st, NULL);
+      /* stride larger than the filter */
+      c = cc_make(dt, L, 3, 4, 11, 13, 5, 2, 2);
+      c.sh = 3;
+      c.sw = 4;
+      bad += run_case(h, &c, st, NULL);
+      /* asymmetric begin/end padding and dilation on both axes */
+      c = cc_make(dt, L, 2, 6, 9, 8, 7, 3, 2);
+      c.ph = 1;
+      c.ph_end = 0;
+      c.pw = 0;
+      c.pw_end = 2;
+      c.dh = 2;
+      c.dw = 3;
+      bad += run_case(h, &c, st, NULL);
+      /* channels a multiple of 8 (16-byte NHWC vectors), 3x3 same padding */
+      c = cc_make(dt, L, 2, 16, 10, 12, 24, 3, 3);
+      c.ph = c.pw = 1;
+      bad += run_case(h, &c, st, NULL);
+      /* longer dot products (k = 288), ResNet-like 14x14 */
+      c = cc_make(dt, L, 3, 32, 14, 14, 48, 3, 3);
+      c.ph = c.pw = 1;
+      c.epilogue = GKO_EPILOGUE_BIAS_RELU;
+      bad += run_case(h, &c, st, NULL);
+      /* ResNet's 7x7 stride-2 stem on a small image (k = 147: filter copy) */
+      c = cc_make(dt, L, 2, 3, 20, 18, 16, 7, 7);
+      c.sh = c.sw = 2;
+      c.ph = c.pw = 3;
+      bad += run_case(h, &c, st, NULL);
+      /* 1x1 with stride 2 (im2col as a gather) */
+      c = cc_make(dt, L, 2, 8, 9, 7, 12, 1, 1);
+      c.sh = c.sw = 2;
+      bad += run_case(h, &c, st, NULL);
+      /* C = 2, 4 (NHWC 4- and 8-byte vectors for f16) */
+      c = cc_make(dt, L, 2, 2, 6, 5, 3, 3, 3);
+      c.ph = c.pw = 1;
+      bad += run_case(h, &c, st, NULL);
+      c = cc_make(dt, L, 2, 4, 6, 5, 3, 3, 3);
+      c.ph = c.pw = 1;
+      bad += run_case(h, &c, st, NULL);
+    }
+  cr_expect_eq(bad, 0, "%d problems (seed %llu)", bad, (unsigned long long)seed);
+  cudaStreamDestroy(st);
+  gko_destroy(h);
+}
+
+Test(conv, epilogues_and_tf32, .timeout = 600) {
+  T_REQUIRE_GPU();
+  uint64_t seed = t_seed();
+  gko_handle_t h = t_handle();
+  cudaStream_t st;
+  T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  int bad = 0;
+  for (int L = 0; L < 2; L++)
+    for (int d = 0; d < 3; d++)
+      for (int ep = 0; ep < 8; ep++) {
+        ccase c = cc_make(kDts[d], L, 2, 8, 6, 7, 16, 3, 3);
+        c.ph = c.pw = 1;
+        c.epilogue = ep;
+        bad += run_case(h, &c, st, NULL);
+      }
+  for (int L = 0; L < 2; L++) {
+    ccase c = cc_make(GKO_DTYPE_F32, L, 2, 16, 9, 8, 24, 3, 3);
+    c.ph = c.pw = 1;
+    c.compute = GKO_GEMM_COMPUTE_TF32;
+    c.epilogue = GKO_EPILOGUE_BIAS_GELU_ERF;
+    bad += run_case(h, &c, st, NULL);
+  }
+  cr_expect_eq(bad, 0, "%d problems (seed %llu)", bad, (unsigned long long)seed);
+  cudaStreamDestroy(st);
+  gko_destroy(h);
+}
+
+Test(conv, groups_and_depthwise, .timeout = 600) {
+  T_REQUIRE_GPU();
+  uint64_t seed = t_seed();
+  gko_handle_t h = t_handle();
+  cudaStream_t st;
+  T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  int bad = 0;
+  for (int L = 0; L < 2; L++)
+    for (int d = 0; d < 3; d++) {
+      gko_dtype_t dt = kDts[d];
+      /* 2 groups, batch 3 (NCHW: batched over images, one GEMM per group) */
+      ccase c = cc_make(dt, L, 3, 8, 7, 6, 6, 3, 2);
+      c.groups = 2;
+      c.ph = 1;
+      c.epilogue = GKO_EPILOGUE_BIAS;
+      bad += run_case(h, &c, st, NULL);
+      /* 4 groups, batch 2 (NCHW: batched over groups, one GEMM per image),
+       * channels per group a multiple of 8 */
+      c = cc_make(dt, L, 2, 32, 6, 5, 8, 3, 3);
+      c.groups = 4;
+      c.ph = c.pw = 1;
+      c.sw = 2;
+      c.epilogue = GKO_EPILOGUE_BIAS_GELU_TANH;
+      bad += run_case(h, &c, st, NULL);
+      /* depthwise 3x3 and a depthwise multiplier of 2 */
+      c = cc_make(dt, L, 2, 16, 9, 10, 16, 3, 3);
+      c.groups = 16;
+      c.ph = c.pw = 1;
+      c.epilogue = GKO_EPILOGUE_BIAS_RELU;
+      bad += run_case(h, &c, st, NULL);
+      c = cc_make(dt, L, 1, 12, 8, 7, 24, 5, 3);
+      c.groups = 12;
+      c.ph = 2;
+      c.pw = 1;
+      c.sh = 2;
+      bad += run_case(h, &c, st, NULL);
+    }
+  cr_expect_eq(bad, 0, "%d problems (seed %llu)", bad, (unsigned long long)seed);
+  cudaStreamDestroy(st);
+  gko_destroy(h);
+}
+
+Test(conv, direct_1x1_skips_im2col, .timeout = 600) {
+  T_REQUIRE_GPU();
+  uint64_t seed = t_seed();
+  gko_handle_t h = t_handle();
+  cudaStream_t st;
+  T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  int bad = 0;
+  for (int L = 0; L < 2; L++)
+    for (int d = 0; d < 3; d++) {
+      crun out;
+      ccase c = cc_make(kDts[d], L, 3, 16, 5, 7, 32, 1, 1);
+      c.epilogue = GKO_EPILOGUE_BIAS_RELU;
+      bad += run_case(h, &c, st, &out);
+      cr_expect_eq(out.path, GKO_CONV_PATH_DIRECT, "1x1 stride 1 should skip im2col");
+      free(out.y);
+      /* groups: one GEMM per group (NHWC, NCHW with G <= N) or per image */
+      c = cc_make(kDts[d], L, 2, 12, 4, 6, 9, 1, 1);
+      c.groups = 3;
+      c.epilogue = GKO_EPILOGUE_BIAS;
+      bad += run_case(h, &c, st, &out);
+      cr_expect_eq(out.path, GKO_CONV_PATH_DIRECT);
+      free(out.y);
+      /* dilation does not matter for 1x1 */
+      c = cc_make(kDts[d], L, 1, 8, 3, 3, 8, 1, 1);
+      c.dh = 3;
+      bad += run_case(h, &c, st, &out);
+      cr_expect_eq(out.path, GKO_CONV_PATH_DIRECT);
+      free(out.y);
+      /* padded 1x1 is not direct */
+      c.ph = 1;
+      bad += run_case(h, &c, st, &out);
+      cr_expect_eq(out.path, GKO_CONV_PATH_IM2COL);
+      free(out.y);
+    }
+  cr_expect_eq(bad, 0, "%d problems (seed %llu)", bad, (unsigned long long)seed);
+  cudaStreamDestroy(st);
+  gko_destroy(h);
+}
+
+/* Runs c unchunked and chunked (max_chunk, or the workspace bound) on the
+ * same inputs and expects identical bytes. */
+static int chunked_vs_whole(gko_handle_t h, cudaStream_t st, ccase c, int64_t max_chunk,
+                            int64_t max_ws) {
+  crun a, b;
+  char cbuf[700];
+  const uint64_t saved = t_rng_state;
+  int bad = run_case(h, &c, st, &a);
+  c.max_chunk = max_chunk;
+  c.max_ws = max_ws;
+  t_rng_state = saved; /* the same inputs */
+  bad += run_case(h, &c, st, &b);
+  cr_expect_eq(a.chunks, 1, "unchunked plan runs %lld chunks", (long long)a.chunks);
+  cr_expect(b.chunks > 1, "chunked plan runs %lld chunks [%s]", (long long)b.chunks,
+            describe_case(&c, cbuf, sizeof cbuf));
+  cr_assert_eq(a.y_bytes, b.y_bytes);
+  int same = memcmp(a.y, b.y, a.y_bytes) == 0;
+  cr_expect(same, "chunked output differs from unchunked [%s]",
+            describe_case(&c, cbuf, sizeof cbuf));
+  free(a.y);
+  free(b.y);
+  return bad + !same;
+}
+
+Test(conv, chunked_equals_unchunked_bitwise, .timeout = 600) {
+  T_REQUIRE_GPU();
+  uint64_t seed = t_seed();
+  gko_handle_t h = t_handle();
+  cudaStream_t st;
+  T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  int bad = 0;
+  for (int L = 0; L < 2; L++)
+    for (int d = 0; d < 3; d++) {
+      /* 5 images in chunks of 2 (last chunk 1): two GEMM plans */
+      ccase c = cc_make(kDts[d], L, 5, 8, 9, 7, 16, 3, 3);
+      c.ph = c.pw = 1;
+      c.epilogue = GKO_EPILOGUE_BIAS_GELU_ERF;
+      bad += chunked_vs_whole(h, st, c, 2, -1);
+      /* groups with chunks of 3 */
+      c = cc_make(kDts[d], L, 7, 12, 6, 8, 9, 3, 2);
+      c.groups = 3;
+      c.pw = 1;
+      c.epilogue = GKO_EPILOGUE_BIAS;
+      bad += chunked_vs_whole(h, st, c, 3, -1);
+      /* chunks of one image, with the filter copy (k = 27) */
+      c = cc_make(kDts[d], L, 3, 3, 10, 9, 8, 3, 3);
+      c.sh = 2;
+      bad += chunked_vs_whole(h, st, c, 1, -1);
+      /* NCHW: whole, the GEMM is batched over the 4 images (3 groups <= 4);
+       * in chunks of 2, over the 3 groups (3 > 2): another form, the same
+       * algorithm; odd OHW (35) and odd k (C/G R S = 2 x 3 x 3 = 18) */
+      c = cc_make(kDts[d], L, 4, 6, 7, 5, 6, 3, 3);
+      c.groups = 3;
+      c.ph = c.pw = 1;
+      c.epilogue = GKO_EPILOGUE_BIAS_RELU;
+      bad += chunked_vs_whole(h, st, c, 2, -1);
+      /* a large-ish GEMM (k = 576, m = 8 x 14 x 14 = 1568 rows in NHWC),
+       * where cuBLASLt would otherwise pick different kernels per shape */
+      c = cc_make(kDts[d], L, 8, 64, 14, 14, 64, 3, 3);
+      c.ph = c.pw = 1;
+      c.epilogue = GKO_EPILOGUE_BIAS;
+      bad += chunked_vs_whole(h, st, c, 3, -1);
+    }
+  cr_expect_eq(bad, 0, "%d problems (seed %llu)", bad, (unsigned long long)seed);
+  cudaStreamDestroy(st);
+  gko_destroy(h);
+}
+
+static int64_t pget(gko_conv_plan_t p, gko_conv_info_t what) {
+  int64_t v = -7;
+  T_OK(gko_conv_plan_get(p, what, &v));
+  return v;
+}
+
+Test(conv, workspace_bound_sets_the_chunk, .timeout = 600) {
+  T_REQUIRE_GPU();
+  uint64_t seed = t_seed();
+  gko_handle_t h = t_handle();
+  cudaStream_t st;
+  T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  int bad = 0;
+  for (int L = 0; L < 2; L++) {
+    ccase c = cc_make(GKO_DTYPE_F16, L, 6, 3, 12, 11, 8, 3, 3); /* k = 27: filter copy */
+    c.ph = c.pw = 1;
+    c.epilogue = GKO_EPILOGUE_BIAS_RELU;
+    gko_conv_desc_t d = make_desc(&c);
+    gko_conv_plan_t p = NULL;
+    T_OK(gko_conv_plan_create(h, d, &p));
+    const int64_t ws = pget(p, GKO_CONV_INFO_WORKSPACE), full = pget(p, GKO_CONV_INFO_WORKSPACE_FULL),
+                  wmin = pget(p, GKO_CONV_INFO_WORKSPACE_MIN), col = pget(p, GKO_CONV_INFO_COL_BYTES);
+    cr_expect_eq(pget(p, GKO_CONV_INFO_PATH), GKO_CONV_PATH_IM2COL);
+    cr_expect_eq(pget(p, GKO_CONV_INFO_CHUNK), 6);
+    cr_expect_eq(pget(p, GKO_CONV_INFO_CHUNKS), 1);
+    cr_expect_eq(full, ws);
+    cr_expect(wmin > col / 6 && wmin < ws, "min %lld col %lld ws %lld", (long long)wmin,
+              (long long)col, (long long)ws);
+    size_t need = 0;
+    T_OK(gko_conv_workspace_size(p, &need));
+    cr_expect_eq((int64_t)need, ws);
+    char text[4096];
+    size_t req = 0;
+    T_OK(gko_conv_plan_describe(p, text, sizeof text, &req));
+    cr_expect(strstr(text, "im2col") != NULL && strstr(text, "chunk") != NULL, "%s", text);
+    /* the GEMM plans are batch-invariant (chunked == unchunked, bitwise) */
+    cr_expect(strstr(text, "invariant") != NULL, "%s", text);
+    cr_expect(req == strlen(text) + 1 || req > sizeof text);
+    char small[8];
+    T_OK(gko_conv_plan_describe(p, small, sizeof small, NULL));
+    cr_expect_eq(strlen(small), 7);
+    gko_conv_plan_destroy(p);
+    /* below the minimum */
+    T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_MAX_WORKSPACE, wmin - 1));
+    gko_conv_plan_t keep = (gko_conv_plan_t)(uintptr_t)0x55;
+    p = keep;
+    T_FAILS(GKO_STATUS_INSUFFICIENT_WORKSPACE, gko_conv_plan_create(h, d, &p));
+    cr_expect_eq(p, keep);
+    char want[64];
+    snprintf(want, sizeof want, "%lld", (long long)wmin);
+    cr_expect(strstr(gko_last_error_detail(), want) != NULL, "detail should quote the minimum: %s",
+              gko_last_error_detail());
+    /* at the minimum: one image per pass, within the bound */
+    T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_MAX_WORKSPACE, wmin));
+    T_OK(gko_conv_plan_create(h, d, &p));
+    cr_expect_eq(pget(p, GKO_CONV_INFO_CHUNK), 1);
+    cr_expect_eq(pget(p, GKO_CONV_INFO_CHUNKS), 6);
+    cr_expect(pget(p, GKO_CONV_INFO_WORKSPACE) <= wmin);
+    gko_conv_plan_destroy(p);
+    /* room for about three images */
+    const int64_t three = wmin + 2 * (col / 6) + 512;
+    T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_MAX_WORKSPACE, three));
+    T_OK(gko_conv_plan_create(h, d, &p));
+    const int64_t chunk = pget(p, GKO_CONV_INFO_CHUNK);
+    cr_expect(chunk >= 2 && chunk <= 3, "chunk %lld", (long long)chunk);
+    cr_expect(pget(p, GKO_CONV_INFO_WORKSPACE) <= three);
+    gko_conv_plan_destroy(p);
+    gko_conv_desc_destroy(d);
+    /* and the results: bitwise equal to the unchunked run, correct */
+    bad += chunked_vs_whole(h, st, c, 0, wmin);
+    bad += chunked_vs_whole(h, st, c, 0, three);
+  }
+  cr_expect_eq(bad, 0, "%d problems (seed %llu)", bad, (unsigned long long)seed);
+  cudaStreamDestroy(st);
+  gko_destroy(h);
+}
+
+Test(conv, empty_batch_and_empty_input) {
+  T_REQUIRE_GPU();
+  uint64_t seed = t_seed();
+  gko_handle_t h = t_handle();
+  /* N = 0: nothing is read or written, NULLs allowed */
+  for (int L = 0; L < 2; L++) {
+    gko_conv_desc_t d = NULL;
+    T_OK(gko_conv_desc_create(&d, GKO_DTYPE_F16, L, 0, 8, 5, 5, 4, 3, 3));
+    T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_EPILOGUE, GKO_EPILOGUE_BIAS));
+    gko_conv_plan_t p = NULL;
+    T_OK(gko_conv_plan_create(h, d, &p));
+    cr_expect_eq(pget(p, GKO_CONV_INFO_PATH), GKO_CONV_PATH_NONE);
+    size_t need = 9;
+    T_OK(gko_conv_workspace_size(p, &need));
+    cr_expect_eq(need, 0);
+    T_OK(gko_conv_execute(p, NULL, NULL, NULL, NULL, NULL, 0, NULL));
+    unsigned char *y = t_dalloc(64);
+    T_CUDA(cudaMemset(y, T_POISON_BYTE, 64));
+    T_OK(gko_conv_execute(p, NULL, NULL, NULL, y, NULL, 0, NULL));
+    T_CUDA(cudaDeviceSynchronize());
+    unsigned char back[64];
+    t_d2h(back, y, 64);
+    for (int i = 0; i < 64; i++) cr_assert_eq(back[i], T_POISON_BYTE, "byte %d written", i);
+    cudaFree(y);
+    gko_conv_plan_destroy(p);
+    gko_conv_desc_destroy(d);
+  }
+  /* H = 0 (or W = 0) with padding: y = act(bias), x never read */
+  cudaStream_t st;
+  T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  int bad = 0;
+  for (int L = 0; L < 2; L++)
+    for (int dd = 0; dd < 3; dd++) {
+      ccase c = cc_make(kDts[dd], L, 2, 3, 0, 4, 5, 2, 3);
+      c.ph = 1;
+      c.pw = 1;
+      c.epilogue = GKO_EPILOGUE_BIAS_GELU_TANH;
+      bad += run_case(h, &c, st, NULL);
+      c = cc_make(kDts[dd], L, 1, 8, 3, 0, 8, 1, 1);
+      c.pw = 2;
+      c.epilogue = GKO_EPILOGUE_BIAS;
+      bad += run_case(h, &c, st, NULL);
+    }
+  cr_expect_eq(bad, 0, "%d problems (seed %llu)", bad, (unsigned long long)seed);
+  cudaStreamDestroy(st);
+  gko_destroy(h);
+}
+
+Test(conv, unaligned_pointers_with_a_lower_promise, .timeout = 600) {
+  T_REQUIRE_GPU();
+  uint64_t seed = t_seed();
+  gko_handle_t h = t_handle();
+  cudaStream_t st;
+  T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  int bad = 0;
+  for (int L = 0; L < 2; L++)
+    for (int d = 0; d < 3; d++) {
+      ccase c = cc_make(kDts[d], L, 2, 16, 7, 9, 24, 3, 3);
+      c.ph = c.pw = 1;
+      c.alignment = (int64_t)gko_dtype_size(kDts[d]);
+      c.off = 1; /* every pointer one element past 256-byte alignment */
+      c.epilogue = GKO_EPILOGUE_BIAS_RELU;
+      bad += run_case(h, &c, st, NULL);
+      c = cc_make(kDts[d], L, 2, 16, 5, 6, 24, 1, 1); /* direct */
+      c.alignment = (int64_t)gko_dtype_size(kDts[d]);
+      c.off = 3;
+      c.epilogue = GKO_EPILOGUE_BIAS;
+      bad += run_case(h, &c, st, NULL);
+    }
+  cr_expect_eq(bad, 0, "%d problems (seed %llu)", bad, (unsigned long long)seed);
+  cudaStreamDestroy(st);
+  gko_destroy(h);
+}
+
+/* ---- graph capture ------------------------------------------------------------------ */
+
+static void capture_vs_eager(gko_handle_t h, ccase c) {
+  char cbuf[700];
+  describe_case(&c, cbuf, sizeof cbuf);
+  gko_conv_desc_t d = make_desc(&c);
+  int64_t oh, ow;
+  T_OK(gko_conv_output_shape(d, &oh, &ow));
+  gko_conv_plan_t p = NULL;
+  T_OK(gko_conv_plan_create(h, d, &p));
+  const size_t es = gko_dtype_size(c.dt);
+  const size_t nx = c.n * c.c * c.h * c.w, nw = c.k * (c.c / c.groups) * c.r * c.s,
+               ny = c.n * c.k * oh * ow;
+  unsigned char *hx = malloc(nx * es), *hw = malloc(nw * es), *hb = malloc(c.k * es);
+  for (size_t i = 0; i < nx; i++) hv_set(c.dt, hx, i, t_uniform(-1, 1));
+  for (size_t i = 0; i < nw; i++) hv_set(c.dt, hw, i, t_uniform(-1, 1));
+  for (int64_t i = 0; i < c.k; i++) hv_set(c.dt, hb, i, t_uniform(-1, 1));
+  unsigned char *dx = t_dalloc(nx * es), *dw = t_dalloc(nw * es), *db = t_dalloc(c.k * es),
+                *y1 = t_dalloc(ny * es), *y2 = t_dalloc(ny * es);
+  t_h2d(dx, hx, nx * es);
+  t_h2d(dw, hw, nw * es);
+  t_h2d(db, hb, c.k * es);
+  T_CUDA(cudaMemset(y1, T_POISON_BYTE, ny * es));
+  T_CUDA(cudaMemset(y2, T_POISON_BYTE, ny * es));
+  size_t need = 0;
+  T_OK(gko_conv_workspace_size(p, &need));
+  void *ws = need ? t_dalloc(need) : NULL;
+  cudaStream_t st;
+  T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  T_OK(gko_conv_execute(p, dx, dw, db, y1, ws, need, st));
+  T_CUDA(cudaStreamSynchronize(st));
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  T_CUDA(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+  gko_status_t s = gko_conv_execute(p, dx, dw, db, y2, ws, need, st);
+  char detail[512];
+  snprintf(detail, sizeof detail, "%s", gko_last_error_detail());
+  cudaError_t ce = cudaStreamEndCapture(st, &g);
+  cr_assert_eq(s, GKO_STATUS_SUCCESS, "under capture: %s: %s [%s]", gko_status_name(s), detail,
+               cbuf);
+  cr_assert_eq(ce, cudaSuccess, "capture invalidated: %s [%s]", cudaGetErrorString(ce), cbuf);
+  T_CUDA(cudaGraphInstantiate(&ge, g, 0));
+  for (int r = 0; r < 3; r++) T_CUDA(cudaGraphLaunch(ge, st));
+  T_CUDA(cudaStreamSynchronize(st));
+  unsigned char *h1 = malloc(ny * es), *h2 = malloc(ny * es);
+  t_d2h(h1, y1, ny * es);
+  t_d2h(h2, y2, ny * es);
+  cr_expect_eq(memcmp(h1, h2, ny * es), 0, "graph replay differs from eager [%s]", cbuf);
+  cudaGraphExecDestroy(ge);
+  cudaGraphDestroy(g);
+  cudaStreamDestroy(st);
+  gko_conv_plan_destroy(p);
+  gko_conv_desc_destroy(d);
+  free(hx);
+  free(hw);
+  free(hb);
+  free(h1);
+  free(h2);
+  if (ws) cudaFree(ws);
+  cudaFree(dx);
+  cudaFree(dw);
+  cudaFree(db);
+  cudaFree(y1);
+  cudaFree(y2);
+}
+
+Test(conv, graph_capture_matches_eager, .timeout = 300) {
+  T_REQUIRE_GPU();
+  t_seed();
+  gko_handle_t h = t_handle();
+  for (int L = 0; L < 2; L++) {
+    /* chunked, filter copy, bias + GELU-erf (gko's pass) */
+    ccase c = cc_make(GKO_DTYPE_F16, L, 5, 3, 16, 15, 16, 7, 7);
+    c.sh = c.sw = 2;
+    c.ph = c.pw = 3;
+    c.max_chunk = 2;
+    c.epilogue = GKO_EPILOGUE_BIAS_GELU_ERF;
+    capture_vs_eager(h, c);
+    /* groups, bf16, fused bias + ReLU */
+    c = cc_make(GKO_DTYPE_BF16, L, 3, 16, 8, 8, 32, 3, 3);
+    c.groups = 2;
+    c.ph = c.pw = 1;
+    c.epilogue = GKO_EPILOGUE_BIAS_RELU;
+    capture_vs_eager(h, c);
+    /* direct 1x1, f32 */
+    c = cc_make(GKO_DTYPE_F32, L, 2, 16, 6, 6, 8, 1, 1);
+    c.epilogue = GKO_EPILOGUE_BIAS;
+    capture_vs_eager(h, c);
+  }
+  gko_destroy(h);
+}
+
+/* ---- bad arguments --------------------------------------------------------------------- */
+
+Test(conv, bad_arguments_leave_output_untouched) {
+  T_REQUIRE_GPU();
+  gko_handle_t h = t_handle();
+  const int64_t n = 2, c = 8, hh = 6, ww = 5, k = 8, r = 3, s = 3; /* f16 NHWC, pad 1 */
+  const size_t xb = n * c * hh * ww * 2, wb = k * c * r * s * 2, yb = n * k * hh * ww * 2 + 64;
+  unsigned char *x = t_dalloc(xb + 64), *w = t_dalloc(wb + 64), *b = t_dalloc(k * 2 + 64),
+                *y = t_dalloc(yb);
+  T_CUDA(cudaMemset(x, 0x3c, xb + 64));
+  T_CUDA(cudaMemset(w, 0x3c, wb + 64));
+  T_CUDA(cudaMemset(b, 0x3c, k * 2 + 64));
+  T_CUDA(cudaMemset(y, T_POISON_BYTE, yb));
+  gko_conv_desc_t d = NULL;
+  T_OK(gko_conv_desc_create(&d, GKO_DTYPE_F16, GKO_CONV_LAYOUT_NHWC, n, c, hh, ww, k, r, s));
+  T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_PAD_H, 1));
+  T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_PAD_W, 1));
+  T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_EPILOGUE, GKO_EPILOGUE_BIAS_RELU));
+  gko_conv_plan_t keep = (gko_conv_plan_t)(uintptr_t)0x77, p = keep;
+  /* plan-time failures */
+  T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_GROUPS, 3));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_plan_create(h, d, &p));
+  T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_GROUPS, 1));
+  T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_DILATION_H, 4)); /* 6 + 2 < 9 */
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_plan_create(h, d, &p));
+  cr_expect(strstr(gko_last_error_detail(), "padded input smaller than the dilated filter"));
+  T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_DILATION_H, INT64_MAX / 2));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_plan_create(h, d, &p));
+  T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_DILATION_H, 1));
+  T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_PAD_W, (int64_t)1 << 62)); /* H + 2 pad overflows */
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_plan_create(h, d, &p));
+  T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_PAD_W, 1));
+  T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_MAX_WORKSPACE, 100));
+  T_FAILS(GKO_STATUS_INSUFFICIENT_WORKSPACE, gko_conv_plan_create(h, d, &p));
+  T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_MAX_WORKSPACE, -1));
+  T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_COMPUTE, GKO_GEMM_COMPUTE_F16_ACCUMULATE));
+  T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_DTYPE, GKO_DTYPE_BF16));
+  T_FAILS(GKO_STATUS_NOT_SUPPORTED, gko_conv_plan_create(h, d, &p));
+  cr_expect(strstr(gko_last_error_detail(), "conv GEMM plan") != NULL, "%s",
+            gko_last_error_detail());
+  T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_DTYPE, GKO_DTYPE_F16));
+  T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_COMPUTE, GKO_GEMM_COMPUTE_DEFAULT));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_plan_create(h, NULL, &p));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_plan_create(h, d, NULL));
+  cr_expect_eq(p, keep, "plan written on failure");
+  /* execute-time failures */
+  T_OK(gko_conv_plan_create(h, d, &p));
+  size_t need = 0;
+  T_OK(gko_conv_workspace_size(p, &need));
+  cr_assert(need > 0);
+  unsigned char *ws = t_dalloc(need + 64);
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_execute(p, NULL, w, b, y, ws, need, NULL));
+  cr_expect(strstr(gko_last_error_detail(), "x is NULL") != NULL, "%s", gko_last_error_detail());
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_execute(p, x, NULL, b, y, ws, need, NULL));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_execute(p, x, w, NULL, y, ws, need, NULL));
+  cr_expect(strstr(gko_last_error_detail(), "bias") != NULL);
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_execute(p, x, w, b, NULL, ws, need, NULL));
+  /* below the 16-byte promise, and below the element size */
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_execute(p, x + 2, w, b, y, ws, need, NULL));
+  cr_expect(strstr(gko_last_error_detail(), "GKO_CONV_ATTR_ALIGNMENT") != NULL);
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_execute(p, x, w, b, y + 1, ws, need, NULL));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_execute(p, x, w, b + 8, y, ws, need, NULL));
+  /* workspace */
+  T_FAILS(GKO_STATUS_INSUFFICIENT_WORKSPACE, gko_conv_execute(p, x, w, b, y, ws, need - 1, NULL));
+  T_FAILS(GKO_STATUS_INSUFFICIENT_WORKSPACE, gko_conv_execute(p, x, w, b, y, NULL, 0, NULL));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_execute(p, x, w, b, y, NULL, need, NULL));
+  /* y overlapping an input or the workspace */
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_execute(p, x, w, b, x, ws, need, NULL));
+  cr_expect(strstr(gko_last_error_detail(), "overlaps") != NULL);
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_execute(p, x, w, b, ws, ws, need, NULL));
+  /* pageable host memory the GPU cannot read */
+  int pageable = 0;
+  T_CUDA(cudaDeviceGetAttribute(&pageable, cudaDevAttrPageableMemoryAccess, 0));
+  if (!pageable) {
+    void *hx = aligned_alloc(256, xb + 256);
+    T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_execute(p, hx, w, b, y, ws, need, NULL));
+    free(hx);
+  }
+  T_CUDA(cudaDeviceSynchronize());
+  unsigned char *back = malloc(yb);
+  t_d2h(back, y, yb);
+  for (size_t i = 0; i < yb; i++)
+    cr_assert_eq(back[i], T_POISON_BYTE, "output byte %zu was written", i);
+  free(back);
+  gko_conv_plan_destroy(p);
+  gko_conv_desc_destroy(d);
+  cudaFree(ws);
+  cudaFree(x);
+  cudaFree(w);
+  cudaFree(b);
+  cudaFree(y);
+  gko_destroy(h);
+}
