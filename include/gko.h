@@ -456,9 +456,10 @@ typedef enum gko_gemm_attr_e {
    * (cublasLtMatmulAlgoCheck); without split-K an element's reduction
    * order depends only on the algorithm and k.  Choose R near lines x
    * batch count of the largest problem the plans serve (the algorithm is
-   * picked for that size).  cuBLASLt backend only (AUTO does not try
-   * WMMA; BACKEND = WMMA is NOT_SUPPORTED); no padded copies (PAD is
-   * ignored); not with AUTOTUNE (INVALID_VALUE); the operand holding D's
+   * picked for that size).  When cuBLASLt has no such algorithm (AUTO) or
+   * BACKEND = WMMA, gko's WMMA kernel serves it in its one tiled
+   * configuration without split-K (f16/bf16 inputs only; its per-element
+   * order depends only on k).  No padded copies (PAD is ignored); not with AUTOTUNE (INVALID_VALUE); the operand holding D's
    * lines must not be transposed across them: ROW_MAJOR needs TRANSA = N,
    * COL_MAJOR TRANSB = N (INVALID_VALUE otherwise).  Results still depend
    * on R, the other attributes (MAX_WORKSPACE and ALIGNMENT included), the

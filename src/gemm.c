@@ -737,15 +737,14 @@ static gko_status_t gk_gemm_plan_build(gko_handle_t h, const gk_gemm_problem *p,
   if (p->backend == GKO_GEMM_BACKEND_AUTO) nb = gk_gemm_auto_order(h, p, list);
   else list[0] = p->backend == GKO_GEMM_BACKEND_WMMA ? &gk_gemm_wmma_backend
                                                      : &gk_gemm_cublaslt_backend;
-  /* GKO_GEMM_ATTR_INVARIANT: only the cuBLASLt backend implements it (the
-   * WMMA kernel's split-K choice depends on the shape) */
-  if (p->invariant > 0) {
-    if (p->backend == GKO_GEMM_BACKEND_WMMA)
-      return gk_fail(GKO_STATUS_NOT_SUPPORTED,
-                     "GKO_GEMM_ATTR_INVARIANT is implemented by the cuBLASLt backend only, "
-                     "not GKO_GEMM_BACKEND_WMMA");
+  /* GKO_GEMM_ATTR_INVARIANT: cuBLASLt's invariant algorithm first; the
+   * WMMA backend implements it with its tiled kernel only (no skinny
+   * variant, no split-K: gemm_wmma.c), for 16-bit inputs */
+  if (p->invariant > 0 && p->backend == GKO_GEMM_BACKEND_AUTO) {
     list[0] = &gk_gemm_cublaslt_backend;
     nb = 1;
+    if (p->ab_dtype != GKO_DTYPE_F32 && (p->ab_dtype == GKO_DTYPE_F16 || h->cc >= 80))
+      list[nb++] = &gk_gemm_wmma_backend;
   }
   if (p->autotune && p->m > 0 && p->n > 0 && p->batch > 0 && p->k > 0)
     return gk_gemm_autotune(h, p, list, nb, out);

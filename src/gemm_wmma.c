@@ -113,7 +113,9 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
   wp->stride_bias = p->stride_bias;
 
   gk_wmma_config *cfg = &st->cfg;
-  const int skinny = wp->m <= 16 || wp->n <= 16;
+  /* GKO_GEMM_ATTR_INVARIANT: the tiled kernel whatever the shape, so that
+   * an element's reduction order depends on k only */
+  const int skinny = (wp->m <= 16 || wp->n <= 16) && p->invariant <= 0;
   cfg->kind = skinny ? GK_WMMA_SKINNY : GK_WMMA_TILED;
   cfg->splits = 1;
   gko_status_t s;
@@ -206,6 +208,9 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
   /* ---- why ---- */
   const char *tn = p->ab_dtype == GKO_DTYPE_BF16 ? "bf16" : "f16";
   if (!skinny) {
+    if (p->invariant > 0)
+      why_addf(plan, "invariant (GKO_GEMM_ATTR_INVARIANT: the tiled kernel whatever the "
+                     "shape, no split-K); ");
     why_addf(plan,
              "tiled kernel 128x128x32, 8 warps of 64x32 (WMMA 16x16x16 %s, f32 accumulate), "
              "%s; %lld x %lld tiles x %lld batches, %d block(s) per SM; ",

@@ -1716,3 +1716,65 @@ Test(gemm, autotune_times_candidates_and_caches_the_winner, .timeout = 600) {
   ws_free(&w);
   gko_destroy(h);
 }
+
+/* GKO_GEMM_ATTR_INVARIANT: D computed whole (m lines) and in two pieces
+ * (7 lines, where WMMA would otherwise take its skinny split-K kernel, and
+ * the rest) with plans of the same reference R must agree bit for bit --
+ * under AUTO (cuBLASLt, or WMMA where cuBLASLt has no algorithm) and with
+ * WMMA forced.  Row-major f16, D = A[m x k] B[k x n] + bias, ReLU. */
+static void invariant_pieces(int backend) {
+  T_REQUIRE_GPU();
+  gko_handle_t h = t_handle();
+  const int64_t m = 1000, n = 64, k = 152, R = 1000, cut = 7;
+  uint16_t *ha = malloc(sizeof(uint16_t) * m * k), *hb = malloc(sizeof(uint16_t) * k * n);
+  uint16_t *hbias = malloc(sizeof(uint16_t) * n);
+  for (int64_t i = 0; i < m * k; i++) ha[i] = t_double_to_f16(t_uniform(-1, 1));
+  for (int64_t i = 0; i < k * n; i++) hb[i] = t_double_to_f16(t_uniform(-1, 1));
+  for (int64_t i = 0; i < n; i++) hbias[i] = t_double_to_f16(t_uniform(-1, 1));
+  void *da = t_dalloc(2 * m * k), *db = t_dalloc(2 * k * n), *dbias = t_dalloc(2 * n);
+  void *d1 = t_dalloc(2 * m * n), *d2 = t_dalloc(2 * m * n);
+  t_h2d(da, ha, 2 * m * k);
+  t_h2d(db, hb, 2 * k * n);
+  t_h2d(dbias, hbias, 2 * n);
+  T_CUDA(cudaMemset(d1, T_POISON_BYTE, 2 * m * n));
+  T_CUDA(cudaMemset(d2, T_POISON_BYTE, 2 * m * n));
+  const int64_t rows[3][2] = {{0, m}, {0, cut}, {cut, m}};
+  for (int piece = 0; piece < 3; piece++) {
+    const int64_t r0 = rows[piece][0], mm = rows[piece][1] - r0;
+    gko_gemm_desc_t d;
+    gko_gemm_plan_t plan;
+    T_OK(gko_gemm_desc_create(&d, GKO_DTYPE_F16, GKO_DTYPE_F16, mm, n, k));
+    T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_INVARIANT, R));
+    T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_BACKEND, backend));
+    T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_EPILOGUE, GKO_EPILOGUE_BIAS_RELU));
+    T_OK(gko_gemm_plan_create(h, d, &plan));
+    char why[1024];
+    T_OK(gko_gemm_plan_describe(plan, why, sizeof why, NULL));
+    cr_expect(strstr(why, "invariant") != NULL, "%s", why);
+    size_t ws = 0;
+    T_OK(gko_gemm_workspace_size(plan, &ws));
+    cr_expect_eq(ws, 0, "invariant plans run without split-K partials: %zu bytes", ws);
+    void *out = piece == 0 ? d1 : (char *)d2 + 2 * r0 * n;
+    T_OK(gko_gemm_execute(plan, 1.0f, (const char *)da + 2 * r0 * k, db, 0.0f, NULL, out,
+                          dbias, NULL, 0, NULL));
+    gko_gemm_plan_destroy(plan);
+    gko_gemm_desc_destroy(d);
+  }
+  T_CUDA(cudaDeviceSynchronize());
+  uint16_t *o1 = malloc(2 * m * n), *o2 = malloc(2 * m * n);
+  t_d2h(o1, d1, 2 * m * n);
+  t_d2h(o2, d2, 2 * m * n);
+  int64_t diff = 0, nan = 0;
+  for (int64_t i = 0; i < m * n; i++) {
+    diff += o1[i] != o2[i];
+    nan += (o1[i] & 0x7c00) == 0x7c00;
+  }
+  cr_expect_eq(diff, 0, "%lld of %lld elements differ between whole and pieces", (long long)diff,
+               (long long)(m * n));
+  cr_expect_eq(nan, 0, "%lld elements not written", (long long)nan);
+  free(ha), free(hb), free(hbias), free(o1), free(o2);
+  cudaFree(da), cudaFree(db), cudaFree(dbias), cudaFree(d1), cudaFree(d2);
+  gko_destroy(h);
+}
+Test(gemm, invariant_whole_and_pieces_bitwise) { invariant_pieces(GKO_GEMM_BACKEND_AUTO); }
+Test(gemm_wmma, invariant_whole_and_pieces_bitwise) { invariant_pieces(GKO_GEMM_BACKEND_WMMA); }
