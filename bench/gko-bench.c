@@ -40,6 +40,7 @@ static void usage(void) {
           "  spmm --matrix FILE | --rmat SCALE --degree D | --uniform ROWS --degree D [--n N] "
           "[--dtype f32|f16|bf16] [--kernel auto|row-split|merge] [--index int32|int64] "
           "[--no-cusparse]\n"
+          "  spmm --suite full\n"
           "  gemm --m M --n N --k K [--dtype f16|bf16|f32|tf32] [--out f32] [--epilogue "
           "none|bias|relu|bias-relu|gelu|bias-gelu|gelu-tanh|bias-gelu-tanh] [--transa] "
           "[--transb] [--batch B] [--pad auto|never|always] [--fusion auto|required|never] "

@@ -747,12 +747,14 @@ GKO_API gko_status_t gko_csr_validate(gko_handle_t handle, gko_csr_t csr,
  * Kernels (docs/spmm.md has the rules and measurements):
  *   ROW_SPLIT: GE-SpMM style (Huang, Wang, Feng, "GE-SpMM: General-purpose
  *     Sparse Matrix-Matrix Multiplication on GPUs for Graph Neural
- *     Networks", SC'20): a group of lanes per row -- lanes across n (16-byte
- *     vectors of B and C when the row-major leading dimensions and pointers
- *     allow, several per lane for wide n) and, for narrow n, across the
- *     row's entries -- with the row's col_ind/values staged through
- *     registers a group-width at a time and broadcast by warp shuffles.
- *     One launch.  Fast when rows have similar lengths.
+ *     Networks", SC'20): a group of lanes per row, each lane one 16-byte
+ *     vector of B's and C's rows (when the row-major leading dimensions
+ *     and pointers allow; elements otherwise), narrow n packing several
+ *     rows into a warp; the row's entries read 4 at a time, the next
+ *     step's (and the next row's) indices loaded while B is in flight.
+ *     Rows longer than about a resident group's share of the entries are
+ *     cut into segments summed in the workspace and added in order by a
+ *     second kernel.  One launch without long rows, two with.
  *   MERGE: nnz-balanced -- the merge-path decomposition of Merrill and
  *     Garland ("Merge-based Parallel Sparse Matrix-Vector Multiplication",
  *     SC'16) over rows + entries, computed once in the plan: every warp
@@ -779,12 +781,13 @@ typedef struct gko_spmm_plan_s *gko_spmm_plan_t;
 /* Plans C[m x n] = alpha * A * B[k x n] + beta * C for the matrix csr.
  * Inspects the row-length distribution on the GPU (CUB reductions over
  * row_ptr: longest row, mean, coefficient of variation, empty rows), picks
- * the kernel (AUTO) -- MERGE when the estimated time of the longest row on
- * one warp group exceeds the estimated memory time of the whole product by
- * more than a second launch costs, else ROW_SPLIT -- and its launch shape
- * (cudaOccupancyMaxPotentialBlockSize, cached per device), and for MERGE
- * computes the merge-path partition (one search per warp) and the list of
- * rows split between warps.  kernel: AUTO, ROW_SPLIT or MERGE forces one
+ * the kernel (AUTO: ROW_SPLIT, which measured faster than MERGE wherever
+ * both were run; docs/spmm.md) and its launch shape
+ * (cudaOccupancyMaxPotentialBlockSize, cached per device); for ROW_SPLIT
+ * with rows longer than its segment length it copies row_ptr to the host
+ * and builds the segment table; for MERGE it computes the merge-path
+ * partition (one search per warp) and the list of rows split between
+ * warps.  kernel: AUTO, ROW_SPLIT or MERGE forces one
  * (tests, measurements); ignored when nnz, m or n is 0 (SCALE, NONE).
  * The plan depends on row_ptr's contents: re-plan if they change.  col_ind
  * and values may change between executes (the pointers are fixed).  The
@@ -802,9 +805,12 @@ typedef struct gko_spmm_plan_s *gko_spmm_plan_t;
  * synchronizes), GKO_STATUS_DEVICE_MISMATCH, GKO_STATUS_ALLOC_FAILED,
  * GKO_STATUS_CUDA_ERROR, GKO_STATUS_EXECUTION_FAILED.  *plan is untouched
  * on failure.
- * Storage: allocates host memory and, for MERGE, device memory (16 bytes
- *          per warp of work plus 24 per split row; both freed by
- *          gko_spmm_plan_destroy); temporary device memory for the
+ * Storage: allocates host memory and device memory for ROW_SPLIT's
+ *          segment table (16 bytes per segment plus 24 per long row; none
+ *          without long rows) or MERGE's partition (16 bytes per warp of
+ *          work plus 24 per split row), both freed by
+ *          gko_spmm_plan_destroy; a host copy of row_ptr when it has long
+ *          rows and temporary device memory for the
  *          statistics (freed before returning).
  * Async: no (waits for the statistics on stream).
  * Capture: no (GKO_STATUS_NOT_SUPPORTED on a capturing stream). */
@@ -820,8 +826,9 @@ GKO_API gko_status_t gko_spmm_plan_create(gko_handle_t handle, gko_csr_t csr,
  * Storage: frees host and device memory (cudaFree).  Async: no.
  * Capture: no. */
 GKO_API gko_status_t gko_spmm_plan_destroy(gko_spmm_plan_t plan);
-/* Bytes of device workspace gko_spmm_execute needs: 0 for ROW_SPLIT, SCALE
- * and NONE; for MERGE 2 * 4 * n bytes per warp of work (f32 partial rows;
+/* Bytes of device workspace gko_spmm_execute needs: 0 for SCALE, NONE and
+ * ROW_SPLIT without long rows; for ROW_SPLIT with long rows 4 *
+ * roundup(n, 8) bytes per segment; for MERGE 2 * 4 * n bytes per warp of work (f32 partial rows;
  * the plan aims at about 64 warps per SM, so about 0.5 * n * SMs KiB) plus
  * 255 bytes of alignment slack (any pointer alignment works).
  * Returns GKO_STATUS_INVALID_VALUE for a NULL argument.
@@ -833,11 +840,12 @@ GKO_API gko_status_t gko_spmm_workspace_size(gko_spmm_plan_t plan,
 GKO_API gko_status_t gko_spmm_plan_kernel(gko_spmm_plan_t plan,
                                           gko_spmm_kernel_t *kernel);
 /* A readable account of the plan: the kernel, its launch shape and why,
- * with the row statistics, e.g. "ROW_SPLIT: 16 lanes x 2 16-byte vectors
- * across n (1 tile), 1 lanes across entries, 2 rows per warp, 256 threads
- * x 1233 blocks (scalar path when B or C is not 16-byte aligned); rows: m
- * 19717, nnz 88648, mean 4.50, max 171, cv 1.68, empty 0; estimated
- * longest row 5.3 us on one group vs memory time 7.0 us (MERGE when ...)".
+ * with the row statistics, in the form "ROW_SPLIT: 32 lanes x 1 16-byte vectors
+ * across n (1 tile), 1 lanes across entries, 1 row per warp, T threads x
+ * B blocks (scalar path when B or C is not 16-byte aligned); R rows longer
+ * than L entries cut into S segments (SB blocks), summed in order by a
+ * second kernel; rows: m, nnz, mean, max, cv, empty; AUTO: ROW_SPLIT (long
+ * rows in segments)" with the numbers filled in.
  * Always NUL-terminated when bytes > 0 (truncated if needed); *required
  * (may be NULL) receives the full size with the terminator.
  * INVALID_VALUE for a NULL plan, or buf NULL with bytes > 0.

@@ -1,25 +1,35 @@
 /* spmm.cu -- C = alpha * A * B + beta * C with A in CSR, B and C dense.
  *
- * Lane mapping (both kernels).  A warp holds 2^lg_r row groups of
- * G = 2^(lg_gc + lg_gk) lanes.  In a group, lane gl has a column part
- * cp = gl % Gc and an entry part kp = gl / Gc:
+ * ROW_SPLIT (rowsplit_kernel + segfix_kernel).  A warp holds 2^lg_r row
+ * groups of Gc = 2^lg_gc lanes; lane cp of a group owns one vector of VW
+ * consecutive columns (VW = 16 bytes / element size on the vector path, 1
+ * on the scalar path) per column tile: columns (tile * Gc + cp) * VW ...
+ * so a group reads each B row it needs as one contiguous run (GE-SpMM's
+ * row-split mapping; Huang et al., SC'20).  Every lane of a group reads the
+ * row's col_ind/values itself (one broadcast transaction per entry, L1
+ * hits), 4 entries per step, the next step's indices loaded while this
+ * step's B vectors are in flight; no shuffles, so the groups of a warp run
+ * independent loops and registers stay under 64 (occupancy is what hides
+ * the gather latency: the first design, with register-staged entries and
+ * 80-128 registers, ran at 12 % achieved occupancy on the H200).  Rows
+ * longer than the plan's long_len are skipped by the row blocks and cut
+ * into near-equal segments that the blocks after them process into f32
+ * partial sums in the workspace; segfix_kernel then adds each long row's
+ * segments in order and writes alpha * sum + beta * C once (deterministic).
+ *
+ * MERGE uses a second lane mapping.  A warp holds one group of
+ * G = 2^(lg_gc + lg_gk) = 32 lanes.  Lane gl has a column part cp = gl % Gc
+ * and an entry part kp = gl / Gc:
  *   - the Gc column parts cover a tile of n: each lane owns NV vectors of VW
- *     consecutive elements (VW = 16 bytes / element size on the vector
- *     path, 1 on the scalar path), interleaved so that one vector index q
- *     of the Gc lanes is contiguous in memory: columns
+ *     consecutive elements, interleaved so that one vector index q of the
+ *     Gc lanes is contiguous in memory: columns
  *     tile0 + (q * Gc + cp) * VW ... + VW - 1;
  *   - the Gk entry parts split the row's entries (entry t of a chunk goes
  *     to part t % Gk) and are summed by a butterfly of shuffles at the end.
  * The row's col_ind/values are staged a chunk of G entries at a time, one
  * entry per lane, coalesced, with the next chunk prefetched; the entries
- * are broadcast by shuffles (GE-SpMM's "coalesced row caching", in
- * registers rather than shared memory).  B is read in batches of 8/NV
- * entries x NV vectors per lane before any FMA, so every lane keeps 8
- * independent 16-byte loads in flight.  Accumulation in f32.
- *
- * ROW_SPLIT (rowsplit_kernel): group per row, grid-stride over row blocks
- * of 2^lg_r rows.  The groups of a warp run their loops in lockstep (the
- * trip count is the warp's longest row) so every shuffle has all 32 lanes.
+ * are broadcast by shuffles.  B is read in batches of 8/NV entries x NV
+ * vectors per lane before any FMA.  Accumulation in f32.
  *
  * MERGE (merge_kernel + fixup_kernel): Merrill & Garland's merge path over
  * row ends and entries, cut by the plan into units of equal length, one
@@ -52,6 +62,10 @@ constexpr int kMaxBlock = 256;
  * leaving others at 120: its own occupancy heuristic). */
 constexpr int kMaxRegs = 128;
 constexpr int kFixBlock = 128;
+/* ROW_SPLIT: entries per step of a row's loop (B vectors in flight per
+ * lane); the kernel is bounded to 64 registers (4 blocks of 256 per SM):
+ * it is latency-bound, and warps in flight are what hides the latency */
+constexpr int kUnroll = 4;
 constexpr int64_t kMaxGrid = 2147483647;
 
 /* Everything a kernel needs, by value (kernel parameter space). */
@@ -69,6 +83,11 @@ struct Params {
   float *partials;
   int64_t npad;
   const int64_t *runs;
+  /* ROW_SPLIT: rows longer than long_len (0: none) are cut into nseg
+   * segments (seg[2 s], seg[2 s + 1]) = entry range, processed by the
+   * blocks from row_blocks on into partials slot s */
+  int64_t long_len, row_blocks, nseg;
+  const int64_t *seg;
 };
 
 template <int VW>
@@ -266,48 +285,204 @@ __device__ __forceinline__ void zero(float (&acc)[NV][VW]) {
 
 /* ---- ROW_SPLIT ------------------------------------------------------------ */
 
+/* Entries [a, e) of one row (or segment) into acc: kUnroll entries per
+ * step, their col_ind/values read by every lane of the group (one
+ * broadcast transaction each, L1-cached), the next step's read while this
+ * step's B vectors are in flight.  No shuffles: the groups of a warp run
+ * independent loops. */
+template <typename T, typename I, int VW>
+__device__ __forceinline__ void lean_accumulate(const Params &p, const I *ci, const T *va,
+                                                const T *B, int64_t a, int64_t e, int64_t col,
+                                                int cnt, float (&acc)[VW]) {
+  constexpr int U = kUnroll;
+  I c[U];
+  float v[U];
+#pragma unroll
+  for (int u = 0; u < U; u++) {
+    const bool ok = a + u < e;
+    c[u] = ok ? ci[a + u] : 0;
+    v[u] = ok ? elt<T>::to_f(va[a + u]) : 0.0f;
+  }
+  const int64_t cb = col * p.sbc;
+  for (int64_t j = a; j < e; j += U) {
+    typename Raw<VW>::type r[U];
+#pragma unroll
+    for (int u = 0; u < U; u++)
+      r[u] = load_b<T, VW>(B, (int64_t)c[u] * p.sbr + cb, j + u < e ? cnt : 0);
+    float w[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      w[u] = v[u];
+      const int64_t t = j + U + u;
+      const bool ok = t < e;
+      c[u] = ok ? ci[t] : 0;
+      v[u] = ok ? elt<T>::to_f(va[t]) : 0.0f;
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++) fma_raw<T, VW>(w[u], r[u], acc);
+  }
+}
+
+/* Rows: 2^lg_r row groups of 2^lg_gc lanes per warp, a lane owning one
+ * 16-byte vector (or element) of C's row per column tile, grid-stride over
+ * rows in the first row_blocks blocks.  Rows longer than long_len are
+ * skipped there; the blocks after row_blocks process their segments into
+ * the workspace (segfix_kernel sums them in order). */
 template <typename T, typename I, int VW, int NV>
-__global__ void __maxnreg__(kMaxRegs) rowsplit_kernel(Params p) {
+__global__ void __launch_bounds__(kMaxBlock, 4) rowsplit_kernel(Params p) {
   const I *rp = static_cast<const I *>(p.rp);
   const I *ci = static_cast<const I *>(p.ci);
   const T *va = static_cast<const T *>(p.va);
   const T *B = static_cast<const T *>(p.B);
   T *C = static_cast<T *>(p.C);
   const int lane = threadIdx.x & 31;
-  const int lg_g = p.lg_gc + p.lg_gk;
-  const int g = lane >> lg_g;                  /* row group in the warp */
-  const int gl = lane & ((1 << lg_g) - 1);     /* lane in the group */
-  const int cp = gl & ((1 << p.lg_gc) - 1);    /* column part */
-  const int kp = gl >> p.lg_gc;                /* entry part */
+  const int g = lane >> p.lg_gc;
+  const int cp = lane & ((1 << p.lg_gc) - 1);
+  const int gc = 1 << p.lg_gc;
   const int R = 1 << p.lg_r;
-  const int64_t warp = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5;
-  const int64_t nwarps = ((int64_t)gridDim.x * blockDim.x) >> 5;
-  for (int64_t r0 = warp * R; r0 < p.m; r0 += nwarps * R) {
-    /* Each group reads its own row's bounds (the lanes of a group read the
-     * same two words: one broadcast transaction).  A warp-wide read of
-     * row_ptr[r0 .. r0 + R] cannot work for R = 32: it needs 33 lanes. */
-    const int64_t r = r0 + g;
-    const bool active = r < p.m;
-    int64_t a = 0, e = 0;
-    if (active) {
-      a = rp[r];
-      e = rp[r + 1];
+  const int wpb = blockDim.x >> 5;
+  const int wib = threadIdx.x >> 5;
+  if ((int64_t)blockIdx.x < p.row_blocks) {
+    const int64_t warp = (int64_t)blockIdx.x * wpb + wib;
+    const int64_t nwarps = p.row_blocks * wpb;
+    if (p.ntiles == 1) {
+      /* One column tile: the group's rows as one pipeline.  While a
+       * row's last B vectors are in flight, the next row's bounds (read
+       * one row earlier) give its first step's col_ind/values; a row then
+       * costs its steps' B round trips, not also the row_ptr and col_ind
+       * round trips before them. */
+      constexpr int U = kUnroll;
+      const int64_t stride = nwarps * R;
+      const int64_t col = gk_spmm_lane_col(0, 0, gc, cp, 1, VW);
+      const int64_t left = p.n - col;
+      if (left <= 0) return;
+      const int cnt = left >= VW ? VW : (int)left;
+      const int64_t cb = col * p.sbc;
+      int64_t r = warp * R + g;
+      int64_t a = 0, e = 0;
+      bool skip = true;
+      if (r < p.m) {
+        a = rp[r];
+        e = rp[r + 1];
+        skip = p.long_len > 0 && e - a > p.long_len; /* segments */
+        if (skip) e = a;
+      }
+      I c[U];
+      float v[U];
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        const bool ok = a + u < e;
+        c[u] = ok ? ci[a + u] : 0;
+        v[u] = ok ? elt<T>::to_f(va[a + u]) : 0.0f;
+      }
+      for (; r < p.m; r += stride) {
+        const int64_t r2 = r + stride;
+        int64_t a2 = 0, e2 = 0;
+        bool skip2 = true;
+        if (r2 < p.m) {
+          a2 = rp[r2];
+          e2 = rp[r2 + 1];
+          skip2 = p.long_len > 0 && e2 - a2 > p.long_len;
+          if (skip2) e2 = a2;
+        }
+        float acc[1][VW];
+#pragma unroll
+        for (int x = 0; x < VW; x++) acc[0][x] = 0.0f;
+        for (int64_t j = a; j < e; j += U) {
+          typename Raw<VW>::type rb[U];
+#pragma unroll
+          for (int u = 0; u < U; u++)
+            rb[u] = load_b<T, VW>(B, (int64_t)c[u] * p.sbr + cb, j + u < e ? cnt : 0);
+          float w[U];
+          const bool last = j + U >= e;
+          const int64_t base = last ? a2 : j + U, lim = last ? e2 : e;
+#pragma unroll
+          for (int u = 0; u < U; u++) {
+            w[u] = v[u];
+            const bool ok = base + u < lim;
+            c[u] = ok ? ci[base + u] : 0;
+            v[u] = ok ? elt<T>::to_f(va[base + u]) : 0.0f;
+          }
+#pragma unroll
+          for (int u = 0; u < U; u++) fma_raw<T, VW>(w[u], rb[u], acc[0]);
+        }
+        if (a >= e) { /* no step ran: the next row's first step now */
+#pragma unroll
+          for (int u = 0; u < U; u++) {
+            const bool ok = a2 + u < e2;
+            c[u] = ok ? ci[a2 + u] : 0;
+            v[u] = ok ? elt<T>::to_f(va[a2 + u]) : 0.0f;
+          }
+        }
+        if (!skip) {
+          Cols<VW, 1> cbs;
+          cbs.col[0] = col;
+          cbs.cnt[0] = cnt;
+          store_row<T, VW, 1>(p, C, r, cbs, acc);
+        }
+        a = a2;
+        e = e2;
+        skip = skip2;
+      }
+      return;
     }
-    const int64_t len = e - a;
-    int64_t maxlen = len;
-    for (int s = 16; s >= (1 << lg_g); s >>= 1) {
-      const int64_t o = __shfl_xor_sync(kFull, maxlen, s);
-      maxlen = o > maxlen ? o : maxlen;
+    for (int64_t r = warp * R + g; r - g < p.m; r += nwarps * R) {
+      if (r >= p.m) continue;
+      const int64_t a = rp[r], e = rp[r + 1];
+      if (p.long_len > 0 && e - a > p.long_len) continue; /* segments */
+      for (int64_t t = 0; t < p.ntiles; t++) {
+        const int64_t col = gk_spmm_lane_col(t, 0, gc, cp, 1, VW);
+        const int64_t left = p.n - col;
+        if (left <= 0) break;
+        const int cnt = left >= VW ? VW : (int)left;
+        float acc[1][VW];
+#pragma unroll
+        for (int x = 0; x < VW; x++) acc[0][x] = 0.0f;
+        lean_accumulate<T, I, VW>(p, ci, va, B, a, e, col, cnt, acc[0]);
+        Cols<VW, 1> cb;
+        cb.col[0] = col;
+        cb.cnt[0] = cnt;
+        store_row<T, VW, 1>(p, C, r, cb, acc);
+      }
     }
+    return;
+  }
+  const int64_t warp = ((int64_t)blockIdx.x - p.row_blocks) * wpb + wib;
+  const int64_t nwarps = ((int64_t)gridDim.x - p.row_blocks) * wpb;
+  for (int64_t s = warp * R + g; s - g < p.nseg; s += nwarps * R) {
+    if (s >= p.nseg) continue;
+    const int64_t a = p.seg[2 * s], e = p.seg[2 * s + 1];
     for (int64_t t = 0; t < p.ntiles; t++) {
-      Cols<VW, NV> cb;
-      cb.set(t, p.n, 1 << p.lg_gc, cp);
-      float acc[NV][VW];
-      zero(acc);
-      accumulate<T, I, VW, NV>(p, ci, va, B, a, len, maxlen, lg_g, p.lg_gk, gl, kp, cb, acc);
-      reduce_parts(acc, p.lg_gc, lg_g);
-      if (active && kp == 0) store_row<T, VW, NV>(p, C, r, cb, acc);
+      const int64_t col = gk_spmm_lane_col(t, 0, gc, cp, 1, VW);
+      const int64_t left = p.n - col;
+      if (left <= 0) break;
+      const int cnt = left >= VW ? VW : (int)left;
+      float acc[1][VW];
+#pragma unroll
+      for (int x = 0; x < VW; x++) acc[0][x] = 0.0f;
+      lean_accumulate<T, I, VW>(p, ci, va, B, a, e, col, cnt, acc[0]);
+      Cols<VW, 1> cb;
+      cb.col[0] = col;
+      cb.cnt[0] = cnt;
+      store_partial<VW, 1>(p.partials + s * p.npad, cb, acc);
     }
+  }
+}
+
+/* One block per long row: runs[3 b] = (row, first segment, segments).
+ * C[row] = alpha * (sum of its segments in order) + beta * C[row]. */
+template <typename T>
+__global__ void __launch_bounds__(kFixBlock) segfix_kernel(Params p) {
+  const int64_t row = p.runs[3 * blockIdx.x];
+  const int64_t s0 = p.runs[3 * blockIdx.x + 1], ns = p.runs[3 * blockIdx.x + 2];
+  T *C = static_cast<T *>(p.C);
+  for (int64_t j = threadIdx.x; j < p.n; j += blockDim.x) {
+    float sum = 0.0f;
+    for (int64_t s = s0; s < s0 + ns; s++) sum += p.partials[s * p.npad + j];
+    T *dst = C + row * p.scr + j * p.scc;
+    float v = p.alpha * sum;
+    if (p.beta != 0.0f) v = fmaf(p.beta, elt<T>::to_f(*dst), v);
+    *dst = elt<T>::from_f(v);
   }
 }
 
@@ -424,13 +599,22 @@ typedef void (*kernel_fn)(Params);
 #define GK_KIND(K) GK_IDX(K, float), GK_IDX(K, __half), GK_IDX(K, __nv_bfloat16)
 
 constexpr int kMain = 2 * 3 * 2 * 4;
-constexpr int kFix0 = kMain, kScale0 = kMain + 3, kNumKernels = kMain + 6;
+constexpr int kFix0 = kMain, kScale0 = kMain + 3, kSegFix0 = kMain + 6,
+              kNumKernels = kMain + 9;
+
+/* ROW_SPLIT has one lane vector (nv = 1): both nv slots hold it */
+#define GK_NV1(K, T, I, VW) K<T, I, VW, 1>, K<T, I, VW, 1>
+#define GK_VEC1(K, T, I) GK_NV1(K, T, I, 1), GK_NV1(K, T, I, 16 / sizeof(T))
+#define GK_IDX1(K, T) GK_VEC1(K, T, int), GK_VEC1(K, T, long long)
+#define GK_KIND1(K) GK_IDX1(K, float), GK_IDX1(K, __half), GK_IDX1(K, __nv_bfloat16)
 
 const kernel_fn kKernels[kNumKernels] = {
-    GK_KIND(rowsplit_kernel), GK_KIND(merge_kernel),
+    GK_KIND1(rowsplit_kernel), GK_KIND(merge_kernel),
     fixup_kernel<float>,      fixup_kernel<__half>,
     fixup_kernel<__nv_bfloat16>, scale_kernel<float>,
-    scale_kernel<__half>,     scale_kernel<__nv_bfloat16>};
+    scale_kernel<__half>,     scale_kernel<__nv_bfloat16>,
+    segfix_kernel<float>,     segfix_kernel<__half>,
+    segfix_kernel<__nv_bfloat16>};
 
 int kernel_index(int kernel, int dtype, int idx64, int vec, int nv) {
   if (kernel == GKO_SPMM_KERNEL_SCALE) return kScale0 + dtype;
@@ -464,7 +648,8 @@ extern "C" gko_status_t gk_spmm_occupancy(int kernel, int dtype, int idx64, int 
       return GKO_STATUS_SUCCESS;
     }
   }
-  const int limit = k >= kScale0 ? 256 : k >= kFix0 ? kFixBlock : kMaxBlock;
+  const int limit = k >= kSegFix0 ? kFixBlock : k >= kScale0 ? 256 : k >= kFix0 ? kFixBlock
+                                                                                : kMaxBlock;
   int b = 0, g = 0;
   e = cudaOccupancyMaxPotentialBlockSize(&g, &b, kKernels[k], 0, limit);
   if (e != cudaSuccess) return gk_cuda_fail(e, "cudaOccupancyMaxPotentialBlockSize (SpMM)");
@@ -502,6 +687,10 @@ extern "C" gko_status_t gk_spmm_launch(const gk_spmm_args *a) {
   p.partials = a->partials;
   p.npad = a->npad;
   p.runs = a->runs;
+  p.long_len = a->long_len;
+  p.nseg = a->nseg;
+  p.seg = a->seg;
+  p.row_blocks = a->row_blocks > 0 ? a->row_blocks : a->shape.grid;
   cudaStream_t st = (cudaStream_t)a->stream;
   /* The kernels' warp arithmetic: whole warps, lg_gc + lg_gk + lg_r = 5
    * (MERGE: one row group per warp).  A plan that breaks it is a bug in
@@ -524,6 +713,14 @@ extern "C" gko_status_t gk_spmm_launch(const gk_spmm_args *a) {
   cudaError_t e = gk_sparse::launch(kKernels[k], dim3((unsigned)a->shape.grid),
                                     dim3((unsigned)a->shape.block), st, p);
   if (e != cudaSuccess) return gk_cuda_fail(e, "SpMM kernel launch");
+  if (a->kernel == GKO_SPMM_KERNEL_ROW_SPLIT && a->nruns > 0) {
+    /* long rows: their segments' sums (nruns < 2^31: plan-time tables) */
+    Params q = p;
+    q.runs = a->runs;
+    e = gk_sparse::launch(kKernels[kSegFix0 + a->dtype], dim3((unsigned)a->nruns),
+                          dim3(kFixBlock), st, q);
+    if (e != cudaSuccess) return gk_cuda_fail(e, "SpMM segment sum kernel launch");
+  }
   if (a->kernel == GKO_SPMM_KERNEL_MERGE && a->nruns > 0) {
     int64_t left = a->nruns;
     /* grids are limited to 2^31 - 1 blocks in x: launch in slices */

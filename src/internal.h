@@ -315,6 +315,8 @@ typedef struct gk_spmm_shape {
   int64_t ntiles;
   int block;    /* threads per block (occupancy API) */
   int64_t grid; /* blocks */
+  int64_t row_blocks; /* ROW_SPLIT: the first row_blocks blocks take rows,
+                       * the rest long-row segments */
 } gk_spmm_shape;
 
 /* One SpMM launch: everything already checked. */
@@ -337,6 +339,13 @@ typedef struct gk_spmm_args {
   int64_t nruns;
   float *partials;
   int64_t npad;
+  /* ROW_SPLIT: rows longer than long_len (0: none) run as nseg segments
+   * (entry ranges, seg[2 * nseg]) in the blocks after the first row_blocks
+   * (0: all blocks are row blocks), their sums in partial slots (npad
+   * floats each) added per row by a second kernel from runs (row, first
+   * segment, segments; nruns of them) */
+  int64_t long_len, row_blocks, nseg;
+  const int64_t *seg;
   void *stream;
 } gk_spmm_args;
 
@@ -397,6 +406,17 @@ static inline void gk_spmm_shape_for(int kernel, int64_t n, int vw, double mean,
                                      gk_spmm_shape *s) {
   const int64_t nvec = gk_ceil_div64(n, vw);
   s->vec = vw > 1;
+  if (kernel != GKO_SPMM_KERNEL_MERGE) {
+    /* ROW_SPLIT: one vector per lane, a group per row as wide as the
+     * vectors of n (at most the warp; column tiles beyond) */
+    s->nv = 1;
+    s->lg_gk = 0;
+    s->lg_gc = gk_ceil_log2(nvec < 32 ? nvec : 32);
+    s->ntiles = gk_ceil_div64(nvec, (int64_t)1 << s->lg_gc);
+    s->lg_r = 5 - s->lg_gc;
+    (void)mean;
+    return;
+  }
   if (nvec > 64) {
     s->lg_gc = 5;
     s->nv = 2;
@@ -438,9 +458,44 @@ static inline GK_HD int64_t gk_spmm_lane_col(int64_t tile, int q, int gc, int cp
   return (tile * (int64_t)gc * nv + (int64_t)q * gc + cp) * vw;
 }
 
+/* ROW_SPLIT's long rows: every row longer than long_len is cut into
+ * ceil(len / long_len) segments of near-equal length (multiples of 4
+ * entries but the last).  Fills seg[2 * s] = (first entry, end) and
+ * runs[3 * r] = (row, first segment, segments) when the arrays are not
+ * NULL; returns the number of segments (*nruns the number of long rows).
+ * rp: the host copy of row_ptr (idx64 as its type); long_len a multiple
+ * of 4 (then no segment is longer than long_len). */
+static inline int64_t gk_spmm_segments(const void *rp, int idx64, int64_t m, int64_t long_len,
+                                       int64_t *seg, int64_t *runs, int64_t *nruns);
+
 /* row_ptr[i] of either index type. */
 static inline GK_HD int64_t gk_rp_at(const void *rp, int idx64, int64_t i) {
   return idx64 ? (int64_t)((const int64_t *)rp)[i] : (int64_t)((const int32_t *)rp)[i];
+}
+
+static inline int64_t gk_spmm_segments(const void *rp, int idx64, int64_t m, int64_t long_len,
+                                       int64_t *seg, int64_t *runs, int64_t *nruns) {
+  int64_t ns = 0, nr = 0;
+  for (int64_t r = 0; r < m; r++) {
+    const int64_t a = gk_rp_at(rp, idx64, r), e = gk_rp_at(rp, idx64, r + 1);
+    if (long_len <= 0 || e - a <= long_len) continue;
+    const int64_t parts = gk_ceil_div64(e - a, long_len);
+    const int64_t each = gk_ceil_div64(gk_ceil_div64(e - a, parts), 4) * 4;
+    if (runs) {
+      runs[3 * nr] = r;
+      runs[3 * nr + 1] = ns;
+    }
+    int64_t cnt = 0;
+    for (int64_t x = a; x < e; x += each, cnt++, ns++)
+      if (seg) {
+        seg[2 * ns] = x;
+        seg[2 * ns + 1] = x + each < e ? x + each : e;
+      }
+    if (runs) runs[3 * nr + 2] = cnt;
+    nr++;
+  }
+  *nruns = nr;
+  return ns;
 }
 
 /* Merge path (Merrill & Garland, SC'16) of A = row ends row_ptr[1..m] and

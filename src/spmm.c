@@ -10,17 +10,6 @@
 
 #include "internal.h"
 
-/* ---- cost model of the kernel choice (H200 figures; docs/spmm.md) --------
- * ROW_SPLIT runs for max(memory time, the longest row on one group);
- * MERGE for the memory time plus a second launch and the partial sums.
- * kEntryUs: time one lane part of a group spends per entry of a long row
- * (8 B loads in flight per lane, L2-to-DRAM latency); kLaunchUs: the fix-up
- * launch and the merge kernel's extra traffic; kBytesPerUs: achievable
- * bandwidth of a gather-heavy kernel. */
-static const double kEntryUs = 0.025;
-static const double kRowUs = 1.0;
-static const double kLaunchUs = 3.0;
-static const double kBytesPerUs = 3.0e6;
 /* MERGE: aim at this many warps of work per SM, with at least kMinPerUnit
  * path items (row ends + entries) per warp.  A warp walks its unit's rows
  * one after the other, each row two dependent global round trips (col_ind
@@ -45,10 +34,12 @@ struct gko_spmm_plan_s {
   int64_t sbr, sbc, scr, scc;
   /* statistics */
   int64_t max_len, empty_rows;
-  double mean, cv, t_mem, t_tail;
-  /* MERGE */
+  double mean, cv;
+  /* MERGE and ROW_SPLIT's long rows */
   int64_t units, per_unit, nruns, npad;
-  int64_t *dev;         /* part[2 * (units + 1)] then runs[3 * nruns] */
+  int64_t long_len, nseg; /* ROW_SPLIT */
+  int64_t *dev;         /* MERGE: part[2 * (units + 1)] then runs[3 * nruns];
+                         * ROW_SPLIT: seg[2 * nseg] then runs[3 * nruns] */
   size_t ws_bytes;
   char why[640];
 };
@@ -69,16 +60,81 @@ static gko_status_t gk_spmm_size_grid(struct gko_spmm_plan_s *p, gk_spmm_shape *
     if (s->grid < 1) s->grid = 1;
     return GKO_STATUS_SUCCESS;
   }
+  const int64_t seg_warps = ceil_div(p->nseg, (int64_t)1 << s->lg_r);
   if (p->kernel == GKO_SPMM_KERNEL_MERGE) {
     warps = p->units;
   } else {
     warps = ceil_div(p->a.m, (int64_t)1 << s->lg_r);
   }
   /* small problems: smaller blocks (whole warps), so that every SM gets some */
-  s->block = gk_spmm_fit_block(block, warps, p->handle->sm_count);
-  s->grid = ceil_div(warps, s->block / 32);
-  if (s->grid > 2147483647) s->grid = 2147483647; /* ROW_SPLIT strides beyond */
+  s->block = gk_spmm_fit_block(block, warps + seg_warps, p->handle->sm_count);
+  const int64_t wpb = s->block / 32;
+  /* ROW_SPLIT strides beyond 2^30 blocks of rows (and of segments) */
+  const int64_t cap = (int64_t)1 << 30;
+  s->grid = ceil_div(warps, wpb);
+  if (s->grid > cap) s->grid = cap;
   if (s->grid < 1) s->grid = 1;
+  s->row_blocks = s->grid;
+  if (p->kernel == GKO_SPMM_KERNEL_ROW_SPLIT && seg_warps > 0) {
+    int64_t sb = ceil_div(seg_warps, wpb);
+    if (sb > cap) sb = cap;
+    s->grid += sb;
+  }
+  return GKO_STATUS_SUCCESS;
+}
+
+/* ROW_SPLIT: rows longer than this many entries are cut into segments,
+ * so that no group's chain of dependent loads is much longer than the
+ * average group's share of the entries (nnz over the groups resident on
+ * the GPU, about 32 warps per SM) -- and never shorter than kSegMin. */
+static const int64_t kSegMin = 64;
+static const int64_t kSegWarpsPerSm = 32;
+
+/* ROW_SPLIT's long-row segments: row_ptr copied to the host (plan time,
+ * only when the longest row exceeds long_len), the table built there
+ * (gk_spmm_segments) and uploaded to plan-owned device memory. */
+static gko_status_t gk_spmm_plan_segments(struct gko_spmm_plan_s *p, void *stream) {
+  const int idx64 = p->a.index_type == GKO_INDEX_INT64;
+  const size_t isz = gk_csr_isize(&p->a);
+  const size_t rp_bytes = isz * (size_t)(p->a.m + 1);
+  void *hrp = malloc(rp_bytes);
+  if (!hrp) return gk_fail(GKO_STATUS_ALLOC_FAILED, "host allocation of row_ptr's copy failed");
+  cudaError_t e = cudaMemcpyAsync(hrp, p->a.row_ptr, rp_bytes, cudaMemcpyDeviceToHost,
+                                  (cudaStream_t)stream);
+  if (e == cudaSuccess) e = cudaStreamSynchronize((cudaStream_t)stream);
+  if (e != cudaSuccess) {
+    free(hrp);
+    return gk_cuda_fail(e, "reading row_ptr (SpMM long-row segments)");
+  }
+  int64_t nruns = 0;
+  const int64_t nseg = gk_spmm_segments(hrp, idx64, p->a.m, p->long_len, NULL, NULL, &nruns);
+  if (nseg == 0) {
+    free(hrp);
+    p->long_len = 0;
+    return GKO_STATUS_SUCCESS;
+  }
+  const size_t tbytes = sizeof(int64_t) * (size_t)(2 * nseg + 3 * nruns);
+  int64_t *tab = malloc(tbytes);
+  if (!tab) {
+    free(hrp);
+    return gk_fail(GKO_STATUS_ALLOC_FAILED, "host allocation of the segment table failed");
+  }
+  gk_spmm_segments(hrp, idx64, p->a.m, p->long_len, tab, tab + 2 * nseg, &nruns);
+  free(hrp);
+  int64_t *dev = NULL;
+  e = cudaMalloc((void **)&dev, tbytes);
+  if (e == cudaSuccess) {
+    e = cudaMemcpyAsync(dev, tab, tbytes, cudaMemcpyHostToDevice, (cudaStream_t)stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize((cudaStream_t)stream);
+    if (e != cudaSuccess) cudaFree(dev);
+  }
+  free(tab);
+  if (e != cudaSuccess) return gk_cuda_fail(e, "uploading the SpMM segment table");
+  p->dev = dev;
+  p->nseg = nseg;
+  p->nruns = nruns;
+  p->npad = ceil_div(p->n, 8) * 8;
+  p->ws_bytes = sizeof(float) * (size_t)nseg * (size_t)p->npad + 255;
   return GKO_STATUS_SUCCESS;
 }
 
@@ -181,15 +237,17 @@ static void gk_spmm_explain(struct gko_spmm_plan_s *p, int forced) {
   if (p->kernel == GKO_SPMM_KERNEL_MERGE)
     GK_APPEND("; %lld warps of %lld row ends + entries, %lld rows split between warps",
               (long long)p->units, (long long)p->per_unit, (long long)p->nruns);
+  if (p->kernel == GKO_SPMM_KERNEL_ROW_SPLIT && p->nseg > 0)
+    GK_APPEND("; %lld rows longer than %lld entries cut into %lld segments (%lld blocks), "
+              "summed in order by a second kernel", (long long)p->nruns, (long long)p->long_len,
+              (long long)p->nseg, (long long)(s->grid - s->row_blocks));
   GK_APPEND("; rows: m %lld, nnz %lld, mean %.2f, max %lld, cv %.2f, empty %lld",
             (long long)p->a.m, (long long)p->a.nnz, p->mean, (long long)p->max_len, p->cv,
             (long long)p->empty_rows);
   if (forced)
     GK_APPEND("; forced by the caller");
   else
-    GK_APPEND("; estimated longest row on one group %.1f us vs memory time %.1f us (MERGE "
-              "when the first exceeds the second by more than %.0f us)",
-              p->t_tail, p->t_mem, kLaunchUs);
+    GK_APPEND("; AUTO: ROW_SPLIT (long rows in segments)");
 #undef GK_APPEND
 }
 
@@ -300,26 +358,20 @@ GKO_API gko_status_t gko_spmm_plan_create(gko_handle_t handle, gko_csr_t csr, in
       }
     }
     if (!s) {
-      /* the cost model, on the path execute will most likely take */
-      gk_spmm_shape rs;
-      gk_spmm_shape_for(GKO_SPMM_KERNEL_ROW_SPLIT, n, p->has_vec ? vw : 1, p->mean, &rs);
-      const double isz = (double)gk_csr_isize(csr);
-      const double bytes = (double)(m + 1) * isz + (double)csr->nnz * (isz + (double)es) +
-                           (double)(k < csr->nnz ? k : csr->nnz) * (double)n * (double)es +
-                           (double)m * (double)n * (double)es;
-      p->t_mem = bytes / kBytesPerUs;
-      p->t_tail = (double)ceil_div(p->max_len, (int64_t)1 << rs.lg_gk) * (double)rs.ntiles *
-                      kEntryUs + kRowUs;
-      const double t_rs = p->t_mem > p->t_tail ? p->t_mem : p->t_tail;
-      const double t_merge = p->t_mem * 1.1 + kLaunchUs;
-      if (kernel == GKO_SPMM_KERNEL_AUTO)
-        p->kernel = t_rs > t_merge ? GKO_SPMM_KERNEL_MERGE : GKO_SPMM_KERNEL_ROW_SPLIT;
-      else
-        p->kernel = (int)kernel;
+      /* ROW_SPLIT cuts long rows into segments, which bounds its tail:
+       * AUTO takes it always (docs/spmm.md has the measurements) */
+      p->kernel = kernel == GKO_SPMM_KERNEL_AUTO ? GKO_SPMM_KERNEL_ROW_SPLIT : (int)kernel;
       gk_spmm_shape_for(p->kernel, n, 1, p->mean, &p->shape[0]);
       if (p->has_vec) gk_spmm_shape_for(p->kernel, n, vw, p->mean, &p->shape[1]);
       if (p->kernel == GKO_SPMM_KERNEL_MERGE)
         s = gk_spmm_plan_merge(p, handle->sm_count, stream);
+      if (p->kernel == GKO_SPMM_KERNEL_ROW_SPLIT) {
+        int64_t L = ceil_div(csr->nnz, (int64_t)handle->sm_count * kSegWarpsPerSm);
+        if (L < kSegMin) L = kSegMin;
+        p->long_len = ceil_div(L, 4) * 4;
+        if (p->max_len > p->long_len) s = gk_spmm_plan_segments(p, stream);
+        else p->long_len = 0;
+      }
     }
     if (!s) s = gk_spmm_size_grid(p, &p->shape[0]);
     if (!s && p->has_vec) s = gk_spmm_size_grid(p, &p->shape[1]);
@@ -455,6 +507,16 @@ GKO_API gko_status_t gko_spmm_execute(gko_spmm_plan_t plan, float alpha, const v
     a.part = p->dev;
     a.units = p->units;
     a.runs = p->dev + 2 * (p->units + 1);
+    a.nruns = p->nruns;
+    a.partials = partials;
+    a.npad = p->npad;
+  }
+  a.row_blocks = a.shape.row_blocks;
+  if (p->kernel == GKO_SPMM_KERNEL_ROW_SPLIT && p->nseg > 0) {
+    a.long_len = p->long_len;
+    a.nseg = p->nseg;
+    a.seg = p->dev;
+    a.runs = p->dev + 2 * p->nseg;
     a.nruns = p->nruns;
     a.partials = partials;
     a.npad = p->npad;
