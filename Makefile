@@ -108,6 +108,12 @@ $(BUILD)/tests/test_internal: tests/test_internal.c tests/common.h $(STLIB) | $(
 	$(CC) $(TEST_CFLAGS) $< -o $@ $(TEST_LIBS_STATIC)
 $(BUILD)/tests/%: tests/%.c tests/common.h $(SHLIB) lib/libgko.so | $(BUILD)/tests deps
 	$(CC) $(TEST_CFLAGS) $< -o $@ $(TEST_LIBS)
+# test_stress also links tests/fault_kernel.cu (a kernel that faults on purpose,
+# a device-side comparison); C linkage, no C++ runtime needed.
+$(BUILD)/tests/fault_kernel.o: tests/fault_kernel.cu | $(BUILD)/tests
+	$(NVCC) $(NVCCFLAGS) -std=c++17 $(GENCODE) -Xcompiler -Wall,-fno-exceptions,-fno-threadsafe-statics -c $< -o $@
+$(BUILD)/tests/test_stress: tests/test_stress.c tests/common.h $(BUILD)/tests/fault_kernel.o $(SHLIB) lib/libgko.so | $(BUILD)/tests deps
+	$(CC) $(TEST_CFLAGS) $< $(BUILD)/tests/fault_kernel.o -o $@ $(TEST_LIBS)
 
 tests: $(TEST_BIN)
 

@@ -1,12 +1,20 @@
-/* fuzz_api.c -- libFuzzer target that drives gko's public entry points with
- * arbitrary arguments: sizes (including negative, zero, huge and
- * overflowing), unknown enumerator values, NULL / misaligned / host pointers,
- * undersized string buffers.  Every call must return a documented status
- * (0..11), leave a non-empty detail when it fails, and never crash, hang,
- * touch memory out of bounds (AddressSanitizer) or hit undefined behaviour
- * (UBSan).  Handles are NULL or real (created at start-up when a GPU is
- * present); pointers are NULL, host buffers, or misaligned host pointers --
- * never invented addresses, which no C library can detect.
+/* fuzz_api.c -- libFuzzer target that drives every public entry point of
+ * gko.h with arbitrary arguments: version, statuses, diagnostics, query,
+ * handle create/destroy, GELU, GEMM (descriptor, plan, execute, one-shot),
+ * CSR (create, validation workspace, validate), SpMM (plan, queries,
+ * execute) and conv (descriptor, output shape, plan, queries, execute).
+ * Arguments: sizes (including negative, zero, huge and overflowing),
+ * unknown enumerator values, NULL / misaligned / host pointers, undersized
+ * string buffers.  Every call must return a documented status (0..11),
+ * leave a non-empty detail when it fails and an empty one when it succeeds,
+ * leave its output arguments untouched when it fails (creates, getters,
+ * plans), and never crash, hang, touch memory out of bounds
+ * (AddressSanitizer) or hit undefined behaviour (UBSan).  Handles are NULL
+ * or real (created at start-up when a GPU is present); pointers are NULL,
+ * host buffers, or misaligned host pointers -- never invented addresses,
+ * which no C library can detect.  Calls that would make a GPU read the host
+ * buffers as matrices (SpMM planning and validation with a real handle,
+ * executes with a real plan) are fuzzed only through their argument checks.
  *
  *   make fuzz && build/fuzz/fuzz_api -max_total_time=60 build/fuzz/corpus
  */
@@ -71,7 +79,12 @@ static void check(gko_status_t s) {
   if ((int)s < 0 || (int)s > 11) abort(); /* undocumented status */
   if (gko_status_string(s) == NULL || gko_status_name(s) == NULL) abort();
   if (s != GKO_STATUS_SUCCESS && gko_last_error_detail()[0] == '\0') abort(); /* no reason */
+  if (s == GKO_STATUS_SUCCESS && gko_last_error_detail()[0] != '\0') abort(); /* not reset */
 }
+
+/* Sentinel values for output arguments that a failing call must not touch. */
+#define SENTINEL_PTR(type) ((type)(uintptr_t)0x5e5e5e5e)
+static const int64_t kSentinel = -0x5e5e5e5e5e5eLL;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
@@ -84,8 +97,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   reader rd = {data, size}, *r = &rd;
   gko_gemm_desc_t desc = NULL;
   gko_gemm_plan_t plan = NULL;
+  gko_csr_t csr = NULL;
+  gko_spmm_plan_t splan = NULL;
+  gko_conv_desc_t cdesc = NULL;
+  gko_conv_plan_t cplan = NULL;
   for (int step = 0; step < 16 && rd.n; step++) {
-    switch (u8(r) % 14) {
+    switch (u8(r) % 31) {
       case 0: {
         char *b = (char *)g_buf;
         size_t cap = (size_t)(u8(r)) * 8, need = 0;
@@ -165,15 +182,178 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                          (gko_dtype_t)i64(r), ptr(r), i64(r), ptr(r), i64(r),
                          (gko_epilogue_t)i64(r), ptr(r), NULL));
         break;
+      /* ---- handle ---- */
+      case 13: {
+        gko_handle_t h = SENTINEL_PTR(gko_handle_t);
+        gko_status_t s = gko_create(u8(r) & 1 ? &h : NULL);
+        check(s);
+        if (s == GKO_STATUS_SUCCESS) check(gko_destroy(h));
+        else if (h != SENTINEL_PTR(gko_handle_t)) abort(); /* written on failure */
+        check(gko_destroy(NULL));
+        break;
+      }
+      /* ---- CSR ---- */
+      case 14:
+        if (!csr) {
+          gko_csr_t c = SENTINEL_PTR(gko_csr_t);
+          gko_status_t s = gko_csr_create(u8(r) & 1 ? &c : NULL, i64(r), i64(r), i64(r), ptr(r),
+                                          ptr(r), ptr(r), (gko_index_t)i64(r),
+                                          (gko_dtype_t)i64(r));
+          check(s);
+          if (s == GKO_STATUS_SUCCESS) csr = c;
+          else if (c != SENTINEL_PTR(gko_csr_t)) abort();
+        }
+        break;
+      case 15: {
+        /* host-side size queries only, also with a real handle */
+        size_t bytes = (size_t)kSentinel;
+        gko_status_t s = gko_csr_validate_workspace_size(handle(r), u8(r) & 1 ? csr : NULL,
+                                                         u8(r) & 1 ? &bytes : NULL);
+        check(s);
+        if (s != GKO_STATUS_SUCCESS && bytes != (size_t)kSentinel) abort();
+        break;
+      }
+      case 16: {
+        /* a real handle would run the checks on the GPU over host memory */
+        gko_handle_t h = handle(r);
+        if (h) break;
+        gko_csr_check_t chk = (gko_csr_check_t)77;
+        int64_t row = kSentinel;
+        int sorted = 77, dups = 77;
+        gko_status_t s = gko_csr_validate(h, u8(r) & 1 ? csr : NULL, ptr(r), (size_t)i64(r),
+                                          u8(r) & 1 ? &chk : NULL, u8(r) & 1 ? &row : NULL,
+                                          u8(r) & 1 ? &sorted : NULL, u8(r) & 1 ? &dups : NULL,
+                                          NULL);
+        check(s);
+        /* argument failures leave the verdict untouched */
+        if (chk != (gko_csr_check_t)77 || row != kSentinel || sorted != 77 || dups != 77)
+          abort();
+        break;
+      }
+      case 17:
+        check(gko_csr_destroy(csr));
+        csr = NULL; /* plans made from it stay valid (they hold a copy) */
+        break;
+      /* ---- SpMM ---- */
+      case 18: {
+        gko_handle_t h = handle(r);
+        if (h || splan) break; /* planning reads row_ptr on the GPU */
+        gko_spmm_plan_t p = SENTINEL_PTR(gko_spmm_plan_t);
+        gko_status_t s = gko_spmm_plan_create(h, u8(r) & 1 ? csr : NULL, i64(r),
+                                              (gko_layout_t)i64(r), i64(r), i64(r),
+                                              (gko_spmm_kernel_t)i64(r), u8(r) & 1 ? &p : NULL,
+                                              NULL);
+        check(s);
+        if (s == GKO_STATUS_SUCCESS) splan = p;
+        else if (p != SENTINEL_PTR(gko_spmm_plan_t)) abort();
+        break;
+      }
+      case 19: {
+        size_t ws = (size_t)kSentinel, need = 0;
+        gko_spmm_kernel_t k = (gko_spmm_kernel_t)77;
+        gko_status_t s = gko_spmm_workspace_size(splan, u8(r) & 1 ? &ws : NULL);
+        check(s);
+        if (s != GKO_STATUS_SUCCESS && ws != (size_t)kSentinel) abort();
+        s = gko_spmm_plan_kernel(splan, u8(r) & 1 ? &k : NULL);
+        check(s);
+        if (s != GKO_STATUS_SUCCESS && k != (gko_spmm_kernel_t)77) abort();
+        check(gko_spmm_plan_describe(splan, u8(r) & 1 ? (char *)g_buf : NULL, (size_t)u8(r),
+                                     u8(r) & 1 ? &need : NULL));
+        break;
+      }
+      case 20:
+        if (!splan || !g_handle)
+          check(gko_spmm_execute(splan, f32(r), ptr(r), f32(r), ptr(r), ptr(r), (size_t)i64(r),
+                                 NULL));
+        break;
+      case 21:
+        check(gko_spmm_plan_destroy(splan));
+        splan = NULL;
+        break;
+      /* ---- conv ---- */
+      case 22:
+        if (!cdesc) {
+          gko_conv_desc_t d = SENTINEL_PTR(gko_conv_desc_t);
+          gko_status_t s = gko_conv_desc_create(u8(r) & 1 ? &d : NULL, (gko_dtype_t)i64(r),
+                                                (gko_conv_layout_t)i64(r), i64(r), i64(r),
+                                                i64(r), i64(r), i64(r), i64(r), i64(r));
+          check(s);
+          if (s == GKO_STATUS_SUCCESS) cdesc = d;
+          else if (d != SENTINEL_PTR(gko_conv_desc_t)) abort();
+        }
+        break;
+      case 23:
+        check(gko_conv_desc_set(cdesc, (gko_conv_attr_t)i64(r), i64(r)));
+        break;
+      case 24: {
+        int64_t v = kSentinel;
+        gko_status_t s = gko_conv_desc_get(cdesc, (gko_conv_attr_t)i64(r), u8(r) & 1 ? &v : NULL);
+        check(s);
+        if (s != GKO_STATUS_SUCCESS && v != kSentinel) abort();
+        break;
+      }
+      case 25: {
+        int64_t oh = kSentinel, ow = kSentinel;
+        gko_status_t s = gko_conv_output_shape(cdesc, u8(r) & 1 ? &oh : NULL,
+                                               u8(r) & 1 ? &ow : NULL);
+        check(s);
+        if (s != GKO_STATUS_SUCCESS && (oh != kSentinel || ow != kSentinel)) abort();
+        if (s == GKO_STATUS_SUCCESS && (oh < 0 || ow < 0)) abort();
+        break;
+      }
+      case 26:
+        if (!cplan) {
+          /* host work and GEMM planning only: safe with a real handle */
+          gko_conv_plan_t p = SENTINEL_PTR(gko_conv_plan_t);
+          gko_status_t s = gko_conv_plan_create(handle(r), cdesc, u8(r) & 1 ? &p : NULL);
+          check(s);
+          if (s == GKO_STATUS_SUCCESS) cplan = p;
+          else if (p != SENTINEL_PTR(gko_conv_plan_t)) abort();
+        }
+        break;
+      case 27: {
+        size_t ws = (size_t)kSentinel, need = 0;
+        int64_t v = kSentinel;
+        gko_status_t s = gko_conv_workspace_size(cplan, u8(r) & 1 ? &ws : NULL);
+        check(s);
+        if (s != GKO_STATUS_SUCCESS && ws != (size_t)kSentinel) abort();
+        s = gko_conv_plan_get(cplan, (gko_conv_info_t)i64(r), u8(r) & 1 ? &v : NULL);
+        check(s);
+        if (s != GKO_STATUS_SUCCESS && v != kSentinel) abort();
+        check(gko_conv_plan_describe(cplan, u8(r) & 1 ? (char *)g_buf : NULL, (size_t)u8(r),
+                                     u8(r) & 1 ? &need : NULL));
+        break;
+      }
+      case 28:
+        /* with a real plan only host pointers would reach the kernels */
+        if (!cplan || !g_handle)
+          check(gko_conv_execute(cplan, ptr(r), ptr(r), ptr(r), ptr(r), ptr(r), (size_t)i64(r),
+                                 NULL));
+        break;
+      case 29:
+        /* descriptors may go before their plans */
+        if (u8(r) & 1) {
+          check(gko_conv_desc_destroy(cdesc));
+          cdesc = NULL;
+        } else {
+          check(gko_conv_plan_destroy(cplan));
+          cplan = NULL;
+        }
+        break;
       default:
         (void)gko_status_name((gko_status_t)i64(r));
         (void)gko_status_string((gko_status_t)i64(r));
         (void)gko_dtype_size((gko_dtype_t)i64(r));
         (void)gko_version_string();
+        if (gko_version_number() != GKO_VERSION_NUMBER) abort();
         break;
     }
   }
   if (plan) check(gko_gemm_plan_destroy(plan));
   if (desc) check(gko_gemm_desc_destroy(desc));
+  if (splan) check(gko_spmm_plan_destroy(splan));
+  if (csr) check(gko_csr_destroy(csr));
+  if (cplan) check(gko_conv_plan_destroy(cplan));
+  if (cdesc) check(gko_conv_desc_destroy(cdesc));
   return 0;
 }
