@@ -440,8 +440,11 @@ typedef enum gko_gemm_attr_e {
    * buffers of the plan's shape and keeps the fastest (like cuDNN's
    * benchmark mode).  The winner is cached in the handle per problem, so
    * later plans of the same problem do not time again.  Such a plan_create
-   * allocates device memory and synchronizes the device: not during stream
-   * capture.  gko_gemm_plan_describe lists the candidates and their times. */
+   * allocates device memory and runs the timings on a private stream,
+   * waiting for them; while another stream is being captured it switches
+   * this thread to relaxed capture mode for that work, so the capture stays
+   * valid (nothing of the timing is captured).  gko_gemm_plan_describe
+   * lists the candidates and their times. */
   GKO_GEMM_ATTR_AUTOTUNE = 25,
   /* 0 (default), or R >= 1: results that do not depend on the batch count
    * or on the number of D's lines (its rows for ROW_MAJOR, its columns for

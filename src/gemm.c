@@ -652,21 +652,26 @@ static gko_status_t gk_gemm_autotune(gko_handle_t h, const gk_gemm_problem *p,
     void *da = NULL, *db = NULL, *dd = NULL, *dbias = NULL, *dws = NULL;
     cudaStream_t st = NULL;
     cudaEvent_t e0 = NULL, e1 = NULL;
-    cudaError_t e = cudaMalloc(&da, na);
+    /* The timing runs on a private non-blocking stream with its own
+     * buffers; relaxed capture mode for this thread meanwhile, so that a
+     * capture in progress on another stream (global mode) is not
+     * invalidated by the allocations. */
+    enum cudaStreamCaptureMode cmode = cudaStreamCaptureModeRelaxed;
+    cudaThreadExchangeStreamCaptureMode(&cmode);
+    cudaError_t e = cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking);
+    if (e == cudaSuccess) e = cudaMalloc(&da, na);
     if (e == cudaSuccess) e = cudaMalloc(&db, nbb);
     if (e == cudaSuccess) e = cudaMalloc(&dd, nd);
     if (e == cudaSuccess && (p->epilogue & 1)) e = cudaMalloc(&dbias, nbias + 16);
     if (e == cudaSuccess && ws_max) e = cudaMalloc(&dws, ws_max);
     /* small finite values: 0x3c3c.. is about 1.06 in f16, 0.011 in bf16/f32 */
-    if (e == cudaSuccess) e = cudaMemset(da, 0x3c, na);
-    if (e == cudaSuccess) e = cudaMemset(db, 0x3c, nbb);
-    if (e == cudaSuccess && dbias) e = cudaMemset(dbias, 0x3c, nbias + 16);
-    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking);
+    if (e == cudaSuccess) e = cudaMemsetAsync(da, 0x3c, na, st);
+    if (e == cudaSuccess) e = cudaMemsetAsync(db, 0x3c, nbb, st);
+    if (e == cudaSuccess && dbias) e = cudaMemsetAsync(dbias, 0x3c, nbias + 16, st);
     if (e == cudaSuccess) e = cudaEventCreate(&e0);
     if (e == cudaSuccess) e = cudaEventCreate(&e1);
     s = e == cudaSuccess ? GKO_STATUS_SUCCESS
-                         : gk_cuda_fail(e, "autotune: scratch buffers (cudaMalloc; "
-                                           "GKO_GEMM_ATTR_AUTOTUNE cannot run during capture)");
+                         : gk_cuda_fail(e, "autotune: scratch buffers (cudaMalloc)");
     for (int i = 0; i < nc && s == GKO_STATUS_SUCCESS; i++)
       s = gk_time_plan(cand[i].plan, da, db, dd, dbias, dws, ws_max, st, e0, e1, &cand[i].us);
     if (st) cudaStreamSynchronize(st);
@@ -678,6 +683,7 @@ static gko_status_t gk_gemm_autotune(gko_handle_t h, const gk_gemm_problem *p,
     cudaFree(dd);
     cudaFree(dbias);
     cudaFree(dws);
+    cudaThreadExchangeStreamCaptureMode(&cmode);
     if (s) goto fail;
   }
   int best = 0;

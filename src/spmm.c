@@ -338,7 +338,12 @@ GKO_API gko_status_t gko_spmm_plan_create(gko_handle_t handle, gko_csr_t csr, in
   p->max_len = 0;
   p->mean = m ? (double)csr->nnz / (double)m : 0.0;
 
-  if (m == 0 || n == 0) {
+  /* documented "Capture: no" for every plan, whatever the work (the
+   * statistics and segment tables synchronize) */
+  s = gk_refuse_capture(stream);
+  if (s) {
+    /* refused: nothing planned */
+  } else if (m == 0 || n == 0) {
     p->kernel = GKO_SPMM_KERNEL_NONE;
     p->has_vec = 0;
   } else if (csr->nnz == 0) {
@@ -347,15 +352,13 @@ GKO_API gko_status_t gko_spmm_plan_create(gko_handle_t handle, gko_csr_t csr, in
     p->empty_rows = m;
     s = gk_spmm_size_grid(p, &p->shape[0]);
   } else {
-    if (!(s = gk_refuse_capture(stream))) {
-      gk_row_stats st;
-      s = gk_csr_row_stats(csr, &st, stream);
-      if (!s) {
-        p->max_len = st.max_len;
-        p->empty_rows = st.empty_rows;
-        const double var = st.sum_sq / (double)m - p->mean * p->mean;
-        p->cv = p->mean > 0 && var > 0 ? sqrt(var) / p->mean : 0.0;
-      }
+    gk_row_stats st;
+    s = gk_csr_row_stats(csr, &st, stream);
+    if (!s) {
+      p->max_len = st.max_len;
+      p->empty_rows = st.empty_rows;
+      const double var = st.sum_sq / (double)m - p->mean * p->mean;
+      p->cv = p->mean > 0 && var > 0 ? sqrt(var) / p->mean : 0.0;
     }
     if (!s) {
       /* ROW_SPLIT cuts long rows into segments, which bounds its tail:

@@ -2006,3 +2006,46 @@ Test(stress_multi_gpu, two_devices_concurrently_and_cross_device_calls_refused,
   cudaStreamDestroy(s1);
   T_CUDA(cudaSetDevice(0));
 }
+
+/* An AUTOTUNE plan (which allocates scratch buffers and times candidates)
+ * created while another stream is being captured in global mode: the plan
+ * succeeds and the capture stays valid (and empty: nothing of the timing is
+ * captured). */
+Test(stress_graph, autotune_plan_during_capture_keeps_the_capture) {
+  T_REQUIRE_GPU();
+  gko_handle_t h = t_handle();
+  cudaStream_t st;
+  T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  gko_gemm_desc_t d = NULL;
+  gko_gemm_plan_t p = NULL;
+  T_OK(gko_gemm_desc_create(&d, GKO_DTYPE_F16, GKO_DTYPE_F16, 96, 80, 72));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_AUTOTUNE, 1));
+  T_CUDA(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+  gko_status_t s = gko_gemm_plan_create(h, d, &p);
+  char det[512];
+  snprintf(det, sizeof det, "%s", gko_last_error_detail());
+  enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  cudaError_t ie = cudaStreamIsCapturing(st, &cs);
+  cudaGraph_t g = NULL;
+  cudaError_t ee = cudaStreamEndCapture(st, &g);
+  cr_expect_eq(s, GKO_STATUS_SUCCESS, "plan_create during capture: %s: %s", gko_status_name(s),
+               det);
+  cr_expect(ie == cudaSuccess && cs == cudaStreamCaptureStatusActive,
+            "the capture did not survive: %s, status %d", cudaGetErrorString(ie), (int)cs);
+  cr_expect_eq(ee, cudaSuccess, "cudaStreamEndCapture: %s", cudaGetErrorString(ee));
+  size_t nodes = 1;
+  if (g) {
+    T_CUDA(cudaGraphGetNodes(g, NULL, &nodes));
+    cr_expect_eq(nodes, 0, "the timing leaked %zu nodes into the capture", nodes);
+    cudaGraphDestroy(g);
+  }
+  if (p) {
+    char why[2048];
+    T_OK(gko_gemm_plan_describe(p, why, sizeof why, NULL));
+    cr_expect(strstr(why, "autotune") != NULL, "%s", why);
+    gko_gemm_plan_destroy(p);
+  }
+  gko_gemm_desc_destroy(d);
+  cudaStreamDestroy(st);
+  gko_destroy(h);
+}
