@@ -8,7 +8,8 @@
 #      default memcheck racecheck initcheck synccheck; each run bounded by
 #      GKO_SANITIZE_TIMEOUT seconds; GKO_SANITIZE_SUITES narrows the suites),
 #      skipping the tests named huge_* whose
-#      multi-GiB buffers make the tools crawl.
+#      multi-GiB buffers make the tools crawl, and running test_stress
+#      with short settings (GKO_STRESS_ITERS etc.; its fault test skips).
 # Logs go to OUTDIR (default gpu-logs).  Exit status 1 if anything failed.
 set -u
 out=${1:-gpu-logs}
@@ -36,7 +37,10 @@ fi
 for tool in $tools; do
   for t in ${GKO_SANITIZE_SUITES:-$suites}; do
     log="$out/san-$tool-$(basename "$t").log"
-    timeout "${GKO_SANITIZE_TIMEOUT:-900}" compute-sanitizer --tool "$tool" --target-processes all --error-exitcode 99 \
+    # test_stress under a tool: short runs (the tools slow kernels 10-100x)
+    short="GKO_STRESS_ITERS=20 GKO_STRESS_THREADS=4 GKO_LEAK_CYCLES=20 GKO_GRAPH_REPLAYS=3"
+    [ "$tool" = racecheck ] && short="GKO_STRESS_ITERS=5 GKO_STRESS_THREADS=2 GKO_LEAK_CYCLES=5 GKO_GRAPH_REPLAYS=2"
+    env GKO_SANITIZER_RUNNING=1 $short timeout "${GKO_SANITIZE_TIMEOUT:-900}" compute-sanitizer --tool "$tool" --target-processes all --error-exitcode 99 \
       --print-limit 20 "$t" --jobs 1 --filter '*/!(huge*)' > "$log" 2>&1
     rc=$?
     summary=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | sort | uniq -c | tr '\n' ' ')
