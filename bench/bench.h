@@ -52,10 +52,45 @@ double time_graph(run_fn fn, void *ctx, cudaStream_t s, int calls);
 double measure_copy(cudaStream_t s);
 
 /* One row of the table (and of the JSON file).  bytes: the fewest bytes the
- * op must move; flops: 0 for memory-bound ops. */
+ * op must move; flops: 0 for memory-bound ops.  With --power the row also
+ * carries the power columns of the timed region measured just before it. */
 extern FILE *g_json;
 void report(const char *op, const char *shape, const char *dtype, const char *form,
             double dev_us, double lat_us, double bytes, double max_err);
+
+/* --power: NVML (libnvidia-ml.so.1, loaded with dlopen at run time) sampled
+ * every ~5 ms by a background thread while a timed region runs: the
+ * back-to-back device-time loop of time_case / time_case_host and the
+ * replay loop of time_graph (not the warm-up, not the latency loop).
+ * Nothing is loaded or started unless bench_power_init() succeeded. */
+typedef struct {
+  int fresh;         /* set by each timed region, cleared by report() */
+  int power_n;       /* successful power reads (0: the columns print "-") */
+  double watts;      /* average board power draw over those reads */
+  int clock_n;
+  double sm_mhz;     /* average SM clock */
+  int mem_n;
+  double mem_mib;    /* device memory in use, the largest read (whole GPU) */
+  double region_ms;  /* how long the sampled region ran */
+} bench_power_t;
+extern int g_power;              /* 1 once bench_power_init() found NVML and the GPU */
+extern int g_power_lines;        /* the running module prints its own table: print a
+                                    "# power" line after each timed region instead */
+extern bench_power_t g_last_power;
+/* Maps the current CUDA device to its NVML device by PCI bus id.  On any
+ * failure prints one line saying why, leaves g_power 0 and returns 0. */
+int bench_power_init(void);
+int bench_power_open(const char *pci_bus_id); /* the NVML part of bench_power_init */
+void bench_power_close(void);
+void bench_power_begin(void);
+/* Stops the sampler; dev_us: device time per call of the region (for the
+ * energy per call); what: the region, for the "# power" line. */
+void bench_power_end(double dev_us, const char *what);
+/* The power columns (header, values of the last region, JSON fields with a
+ * leading comma); "" / nothing when --power is off. */
+const char *bench_power_head(void);
+const char *bench_power_cols(double dev_us);
+void bench_power_json(FILE *f, double dev_us);
 
 double bench_uniform(double lo, double hi);
 float bench_to_float(gko_dtype_t d, const void *a, size_t i);

@@ -1,4 +1,8 @@
-/* bench_common.c -- timing, ceilings, report table, conversions. */
+/* bench_common.c -- timing, ceilings, report table, conversions, and the
+ * --power sampler (NVML, loaded at run time). */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
 #include <time.h>
 
 #include "bench.h"
@@ -7,7 +11,6 @@ int g_repeat = 20;
 double g_copy_gbs = 0;
 double g_last_host_us = 0;
 FILE *g_json = NULL;
-static int g_json_first = 1;
 
 static double now_us(void) {
   struct timespec ts;
@@ -46,6 +49,7 @@ void time_case_host(run_fn fn, void *ctx, cudaStream_t s, double *dev_us, double
   if (k > 200) k = 200;
   double *d = malloc(sizeof(double) * g_repeat), *l = malloc(sizeof(double) * g_repeat),
          *hu = malloc(sizeof(double) * g_repeat);
+  if (g_power) bench_power_begin();
   for (int r = 0; r < g_repeat; r++) {
     CK(cudaEventRecord(a, s));
     /* host time per enqueue: the k calls are issued back to back while the
@@ -60,6 +64,7 @@ void time_case_host(run_fn fn, void *ctx, cudaStream_t s, double *dev_us, double
     CK(cudaEventElapsedTime(&ms, a, b));
     d[r] = ms * 1000.0 / k;
   }
+  if (g_power) bench_power_end(median(d, g_repeat), "back-to-back calls");
   for (int r = 0; r < g_repeat; r++) {
     double t0 = now_us();
     fn(ctx, s);
@@ -92,6 +97,7 @@ double time_graph(run_fn fn, void *ctx, cudaStream_t s, int calls) {
   CK(cudaEventCreate(&a));
   CK(cudaEventCreate(&b));
   double *d = malloc(sizeof(double) * g_repeat);
+  if (g_power) bench_power_begin();
   for (int r = 0; r < g_repeat; r++) {
     CK(cudaEventRecord(a, s));
     CK(cudaGraphLaunch(ge, s));
@@ -102,6 +108,7 @@ double time_graph(run_fn fn, void *ctx, cudaStream_t s, int calls) {
     d[r] = ms * 1000.0 / calls;
   }
   double med = median(d, g_repeat);
+  if (g_power) bench_power_end(med, "graph replay");
   free(d);
   cudaEventDestroy(a);
   cudaEventDestroy(b);
@@ -136,23 +143,331 @@ void report(const char *op, const char *shape, const char *dtype, const char *fo
             double dev, double lat, double bytes, double max_err) {
   static int header_done = 0;
   if (!header_done) {
-    printf("%-8s %-22s %-5s %-5s %10s %10s %8s %9s %8s %9s\n", "op", "shape", "dtype", "form",
-           "device_us", "latency_us", "host_us", "GB/s", "of_copy", "max_err");
+    printf("%-8s %-22s %-5s %-5s %10s %10s %8s %9s %8s %9s%s\n", "op", "shape", "dtype", "form",
+           "device_us", "latency_us", "host_us", "GB/s", "of_copy", "max_err", bench_power_head());
     header_done = 1;
   }
   double gbs = bytes / (dev * 1e3);
-  printf("%-8s %-22s %-5s %-5s %10.1f %10.1f %8.2f %9.0f %7.1f%% %9.2g\n", op, shape, dtype,
-         form, dev, lat, g_last_host_us, gbs, 100.0 * gbs / g_copy_gbs, max_err);
+  printf("%-8s %-22s %-5s %-5s %10.1f %10.1f %8.2f %9.0f %7.1f%% %9.2g%s\n", op, shape, dtype,
+         form, dev, lat, g_last_host_us, gbs, 100.0 * gbs / g_copy_gbs, max_err,
+         bench_power_cols(dev));
   fflush(stdout);
   if (g_json) {
+    /* a comma before every row but the first, whichever module wrote it
+     * (bench_gemm.c and bench_conv.c decide the same way) */
+    long pos = ftell(g_json);
     fprintf(g_json,
             "%s\n  {\"op\": \"%s\", \"shape\": \"%s\", \"dtype\": \"%s\", \"form\": \"%s\", "
             "\"device_us\": %.3f, \"latency_us\": %.3f, \"host_us\": %.3f, \"gbs\": %.1f, "
-            "\"copy_gbs\": %.1f, \"max_rel_err\": %.3g}",
-            g_json_first ? "" : ",", op, shape, dtype, form, dev, lat, g_last_host_us, gbs,
+            "\"copy_gbs\": %.1f, \"max_rel_err\": %.3g",
+            pos > 1 ? "," : "", op, shape, dtype, form, dev, lat, g_last_host_us, gbs,
             g_copy_gbs, max_err);
-    g_json_first = 0;
+    bench_power_json(g_json, dev);
+    fputs("}", g_json);
   }
+  g_last_power.fresh = 0; /* a later row without its own timed region shows "-" */
+}
+
+/* ---- --power ---------------------------------------------------------------------- */
+
+/* The NVML declarations gko-bench uses, written out here so that it builds
+ * without nvml.h.  Values and layouts as in NVIDIA's NVML API Reference
+ * Guide (docs.nvidia.com/deploy/nvml-api/): "Device Enums" (nvmlReturn_t:
+ * NVML_SUCCESS = 0; nvmlClockType_t: NVML_CLOCK_GRAPHICS = 0,
+ * NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2, NVML_CLOCK_VIDEO = 3),
+ * "nvmlMemory_t Struct Reference" (v1: unsigned long long total, free, used;
+ * bytes), "Initialization and Cleanup" (nvmlInit_v2, nvmlShutdown), "Error
+ * reporting" (nvmlErrorString) and "Device Queries"
+ * (nvmlDeviceGetHandleByPciBusId_v2, nvmlDeviceGetPowerUsage in milliwatts,
+ * nvmlDeviceGetClockInfo in MHz, nvmlDeviceGetMemoryInfo). */
+typedef enum nvmlReturn_enum { NVML_SUCCESS = 0 } nvmlReturn_t;
+typedef enum nvmlClockType_enum { NVML_CLOCK_SM = 1 } nvmlClockType_t;
+typedef struct nvmlDevice_st *nvmlDevice_t;
+typedef struct nvmlMemory_st {
+  unsigned long long total, free, used;
+} nvmlMemory_t;
+
+static const char kNvmlLib[] = "libnvidia-ml.so.1";
+enum { kPowerPeriodNs = 5000000 }; /* one sample every 5 ms */
+
+int g_power = 0;
+int g_power_lines = 0;
+bench_power_t g_last_power;
+
+static struct {
+  void *lib;
+  nvmlReturn_t (*init)(void);
+  nvmlReturn_t (*shutdown)(void);
+  const char *(*error_string)(nvmlReturn_t);
+  nvmlReturn_t (*by_bus_id)(const char *, nvmlDevice_t *);
+  nvmlReturn_t (*power)(nvmlDevice_t, unsigned int *);
+  nvmlReturn_t (*clock)(nvmlDevice_t, nvmlClockType_t, unsigned int *);
+  nvmlReturn_t (*memory)(nvmlDevice_t, nvmlMemory_t *);
+  nvmlDevice_t dev;
+} nv;
+
+/* One sampler, used by one timed region at a time (gko-bench times on one
+ * thread).  The counters are written by the sampler thread only and read
+ * after pthread_join. */
+static struct {
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int stop, running;
+  int power_n, clock_n, mem_n;
+  double power_mw, clock_mhz;
+  unsigned long long mem_used;
+  int power_err, clock_err, mem_err; /* the first failure of each query */
+} smp = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static const char *nvml_error(int r) {
+  const char *e = nv.error_string ? nv.error_string((nvmlReturn_t)r) : NULL;
+  return e ? e : "unknown NVML error";
+}
+
+static int nvml_sym(const char *name, void *fn) {
+  dlerror();
+  void *p = dlsym(nv.lib, name);
+  if (!p) return 0;
+  memcpy(fn, &p, sizeof p); /* POSIX: a data pointer holds a function pointer */
+  return 1;
+}
+
+int bench_power_open(const char *pci_bus_id) {
+  nv.lib = dlopen(kNvmlLib, RTLD_NOW | RTLD_LOCAL);
+  if (!nv.lib) {
+    const char *e = dlerror();
+    fprintf(stderr, "gko-bench: --power: NVML (%s) could not be loaded: %s; power columns omitted\n",
+            kNvmlLib, e ? e : "dlopen failed");
+    return 0;
+  }
+  static const char *const names[] = {"nvmlInit_v2",
+                                      "nvmlShutdown",
+                                      "nvmlErrorString",
+                                      "nvmlDeviceGetHandleByPciBusId_v2",
+                                      "nvmlDeviceGetPowerUsage",
+                                      "nvmlDeviceGetClockInfo",
+                                      "nvmlDeviceGetMemoryInfo"};
+  void *const slots[] = {&nv.init,  &nv.shutdown, &nv.error_string, &nv.by_bus_id,
+                         &nv.power, &nv.clock,    &nv.memory};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    if (!nvml_sym(names[i], slots[i])) {
+      fprintf(stderr,
+              "gko-bench: --power: NVML (%s) could not be loaded: it has no %s (too old?); "
+              "power columns omitted\n",
+              kNvmlLib, names[i]);
+      goto unload;
+    }
+  }
+  nvmlReturn_t r = nv.init();
+  if (r != NVML_SUCCESS) {
+    fprintf(stderr, "gko-bench: --power: NVML (%s) could not be initialised: nvmlInit_v2: %s; "
+                    "power columns omitted\n", kNvmlLib, nvml_error(r));
+    goto unload;
+  }
+  r = nv.by_bus_id(pci_bus_id, &nv.dev);
+  if (r != NVML_SUCCESS) {
+    fprintf(stderr, "gko-bench: --power: NVML has no GPU at PCI bus id %s (the CUDA device): "
+                    "%s; power columns omitted\n", pci_bus_id, nvml_error(r));
+    nv.shutdown();
+    goto unload;
+  }
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&smp.cv, &ca);
+  pthread_condattr_destroy(&ca);
+  g_power = 1;
+  printf("# power: NVML sampled every %d ms while each case's timed loop runs (GPU at PCI %s)\n",
+         kPowerPeriodNs / 1000000, pci_bus_id);
+  return 1;
+unload:
+  dlclose(nv.lib);
+  memset(&nv, 0, sizeof nv);
+  return 0;
+}
+
+int bench_power_init(void) {
+  int dev = 0;
+  char bus[64];
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e == cudaSuccess) e = cudaDeviceGetPCIBusId(bus, (int)sizeof bus, dev);
+  if (e != cudaSuccess) {
+    fprintf(stderr, "gko-bench: --power: cannot read the CUDA device's PCI bus id: %s; "
+                    "power columns omitted\n", cudaGetErrorString(e));
+    return 0;
+  }
+  return bench_power_open(bus);
+}
+
+void bench_power_close(void) {
+  if (!g_power) return;
+  nv.shutdown();
+  dlclose(nv.lib);
+  memset(&nv, 0, sizeof nv);
+  pthread_cond_destroy(&smp.cv);
+  g_power = 0;
+}
+
+static void sample_once(void) {
+  unsigned int mw = 0, mhz = 0;
+  nvmlMemory_t m;
+  nvmlReturn_t r = nv.power(nv.dev, &mw);
+  if (r == NVML_SUCCESS) {
+    smp.power_mw += mw;
+    smp.power_n++;
+  } else if (!smp.power_err) {
+    smp.power_err = (int)r;
+  }
+  r = nv.clock(nv.dev, NVML_CLOCK_SM, &mhz);
+  if (r == NVML_SUCCESS) {
+    smp.clock_mhz += mhz;
+    smp.clock_n++;
+  } else if (!smp.clock_err) {
+    smp.clock_err = (int)r;
+  }
+  r = nv.memory(nv.dev, &m);
+  if (r == NVML_SUCCESS) {
+    if (m.used > smp.mem_used) smp.mem_used = m.used;
+    smp.mem_n++;
+  } else if (!smp.mem_err) {
+    smp.mem_err = (int)r;
+  }
+}
+
+static int ts_before(const struct timespec *a, const struct timespec *b) {
+  return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+static void ts_add_period(struct timespec *t) {
+  t->tv_nsec += kPowerPeriodNs;
+  if (t->tv_nsec >= 1000000000L) {
+    t->tv_nsec -= 1000000000L;
+    t->tv_sec++;
+  }
+}
+
+/* Samples at t0 + 5 ms, t0 + 10 ms, ... until told to stop; a region shorter
+ * than 5 ms gets no sample.  The wait is on a condition variable (on
+ * CLOCK_MONOTONIC), so stopping does not wait out the period. */
+static void *sampler_main(void *arg) {
+  (void)arg;
+  struct timespec next, now;
+  clock_gettime(CLOCK_MONOTONIC, &next);
+  pthread_mutex_lock(&smp.mu);
+  for (;;) {
+    ts_add_period(&next);
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (ts_before(&next, &now)) { /* the last read was slow: go on from now, no burst */
+      next = now;
+      ts_add_period(&next);
+    }
+    int rc = 0;
+    while (!smp.stop && rc != ETIMEDOUT) {
+      rc = pthread_cond_timedwait(&smp.cv, &smp.mu, &next);
+      if (rc != 0 && rc != ETIMEDOUT) smp.stop = 1; /* cannot wait: end quietly */
+    }
+    if (smp.stop) break;
+    pthread_mutex_unlock(&smp.mu);
+    sample_once();
+    pthread_mutex_lock(&smp.mu);
+  }
+  pthread_mutex_unlock(&smp.mu);
+  return NULL;
+}
+
+static double g_power_t0_us;
+
+void bench_power_begin(void) {
+  if (!g_power) return;
+  smp.stop = 0;
+  smp.power_n = smp.clock_n = smp.mem_n = 0;
+  smp.power_mw = smp.clock_mhz = 0;
+  smp.mem_used = 0;
+  smp.power_err = smp.clock_err = smp.mem_err = 0;
+  g_power_t0_us = now_us();
+  smp.running = pthread_create(&smp.thread, NULL, sampler_main, NULL) == 0;
+  if (!smp.running) {
+    static int warned = 0;
+    if (!warned++)
+      fprintf(stderr, "gko-bench: --power: cannot start the sampling thread; power shows -\n");
+  }
+}
+
+static void warn_once(int *warned, int n, int err, const char *call, const char *cols) {
+  if (n == 0 && err && !*warned) {
+    *warned = 1;
+    fprintf(stderr, "gko-bench: --power: %s: %s; %s show -\n", call, nvml_error(err), cols);
+  }
+}
+
+void bench_power_end(double dev_us, const char *what) {
+  if (!g_power) return;
+  if (smp.running) {
+    pthread_mutex_lock(&smp.mu);
+    smp.stop = 1;
+    pthread_cond_signal(&smp.cv);
+    pthread_mutex_unlock(&smp.mu);
+    pthread_join(smp.thread, NULL);
+    smp.running = 0;
+  }
+  bench_power_t *p = &g_last_power;
+  p->fresh = 1;
+  p->region_ms = (now_us() - g_power_t0_us) * 1e-3;
+  p->power_n = smp.power_n;
+  p->watts = smp.power_n ? smp.power_mw * 1e-3 / smp.power_n : 0;
+  p->clock_n = smp.clock_n;
+  p->sm_mhz = smp.clock_n ? smp.clock_mhz / smp.clock_n : 0;
+  p->mem_n = smp.mem_n;
+  p->mem_mib = smp.mem_n ? (double)smp.mem_used / (1024.0 * 1024.0) : 0;
+  static int warned_power, warned_clock, warned_mem;
+  warn_once(&warned_power, smp.power_n, smp.power_err, "nvmlDeviceGetPowerUsage",
+            "power_W and J/call");
+  warn_once(&warned_clock, smp.clock_n, smp.clock_err, "nvmlDeviceGetClockInfo(SM)", "sm_MHz");
+  warn_once(&warned_mem, smp.mem_n, smp.mem_err, "nvmlDeviceGetMemoryInfo", "mem_MiB");
+  if (g_power_lines) {
+    printf("# power, %s (%d samples in %.0f ms):%s\n", what, p->power_n, p->region_ms,
+           bench_power_cols(dev_us));
+    fflush(stdout);
+  }
+}
+
+const char *bench_power_head(void) {
+  static char buf[64];
+  if (!g_power) return "";
+  snprintf(buf, sizeof buf, " %7s %6s %7s %10s", "power_W", "sm_MHz", "mem_MiB", "J/call");
+  return buf;
+}
+
+/* " %7.1f %6.0f %7.0f %10.3e", with "-" for what was not sampled */
+const char *bench_power_cols(double dev_us) {
+  static char buf[96];
+  if (!g_power) return "";
+  const bench_power_t *p = &g_last_power;
+  const int have = p->fresh;
+  char w[16] = "-", c[16] = "-", m[16] = "-", j[24] = "-";
+  if (have && p->power_n) snprintf(w, sizeof w, "%.1f", p->watts);
+  if (have && p->clock_n) snprintf(c, sizeof c, "%.0f", p->sm_mhz);
+  if (have && p->mem_n) snprintf(m, sizeof m, "%.0f", p->mem_mib);
+  if (have && p->power_n && dev_us > 0) snprintf(j, sizeof j, "%.3e", p->watts * dev_us * 1e-6);
+  snprintf(buf, sizeof buf, " %7s %6s %7s %10s", w, c, m, j);
+  return buf;
+}
+
+/* JSON fields with a leading ", "; null for what was not sampled */
+void bench_power_json(FILE *f, double dev_us) {
+  if (!g_power) return;
+  const bench_power_t *p = &g_last_power;
+  const int have = p->fresh;
+  char w[24] = "null", c[24] = "null", m[24] = "null", j[32] = "null";
+  if (have && p->power_n) snprintf(w, sizeof w, "%.2f", p->watts);
+  if (have && p->clock_n) snprintf(c, sizeof c, "%.0f", p->sm_mhz);
+  if (have && p->mem_n) snprintf(m, sizeof m, "%.0f", p->mem_mib);
+  if (have && p->power_n && dev_us > 0) snprintf(j, sizeof j, "%.4g", p->watts * dev_us * 1e-6);
+  fprintf(f,
+          ", \"power_w\": %s, \"sm_mhz\": %s, \"mem_used_mib\": %s, "
+          "\"energy_j_per_call\": %s, \"power_samples\": %d",
+          w, c, m, j, have ? p->power_n : 0);
 }
 
 static uint64_t g_rng = 0x243F6A8885A308D3ull;

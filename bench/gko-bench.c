@@ -4,11 +4,13 @@
  *   gko-bench                       the default suite
  *   gko-bench --info                diagnostics + measured copy bandwidth
  *   gko-bench gelu [--n N] [--dtype f32|f16|bf16] [--approx erf|tanh] [--backward]
- *   common flags (before the subcommand): --repeat R, --json FILE
+ *   common flags (before the subcommand): --repeat R, --json FILE, --power
  *
  * Device time: back-to-back calls between two CUDA events, median over R
  * repetitions, after warm-up.  Call latency: one call plus stream
- * synchronisation on the host clock, median over R.  Exit status: 0 success,
+ * synchronisation on the host clock, median over R.  --power samples NVML
+ * (loaded at run time) while each device-time loop runs and adds average
+ * power, SM clock, memory in use and energy per call.  Exit status: 0 success,
  * 1 a check failed or a call returned an error, 2 no usable GPU (the
  * library's diagnostic is printed). */
 #include "bench.h"
@@ -19,20 +21,26 @@ typedef struct {
   const char *name;
   int (*cmd)(gko_handle_t, cudaStream_t, int, char **);
   int (*suite)(gko_handle_t, cudaStream_t);
+  int own_table; /* prints its rows itself, not through report(): --power then
+                    prints a "# power" line after each timed region */
 } module;
 
 static const module kModules[] = {
-    {"gelu", bench_gelu_cmd, bench_gelu_suite},
-    {"gemm", bench_gemm_cmd, bench_gemm_suite},
-    {"conv", bench_conv_cmd, bench_conv_suite},
-    {"spmm", bench_spmm_cmd, bench_spmm_suite},
+    {"gelu", bench_gelu_cmd, bench_gelu_suite, 0},
+    {"gemm", bench_gemm_cmd, bench_gemm_suite, 1},
+    {"conv", bench_conv_cmd, bench_conv_suite, 1},
+    {"spmm", bench_spmm_cmd, bench_spmm_suite, 0},
 };
 enum { kNumModules = sizeof kModules / sizeof kModules[0] };
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: gko-bench [--info] [--repeat R] [--json FILE] [--suite a,b] [SUBCOMMAND [FLAGS]]\n"
+          "usage: gko-bench [--info] [--repeat R] [--json FILE] [--suite a,b] [--power] "
+          "[SUBCOMMAND [FLAGS]]\n"
           "  (no subcommand: the default suite of every module, or of those --suite names)\n"
+          "  --power: sample NVML (libnvidia-ml.so.1) every ~5 ms during each timed loop; adds\n"
+          "    power_W, sm_MHz, mem_MiB and J/call (power x device time per call) to the rows\n"
+          "    (gemm and conv: a '# power' line per timed region) and to --json\n"
           "  gelu [--n N] [--dtype f32|f16|bf16] [--approx erf|tanh] [--backward]\n"
           "  conv --n N --c C --h H --w W --k K --r R --s S [--stride S] [--pad P] [--dilation D] "
           "[--groups G] [--layout nhwc|nchw] [--dtype f16|bf16|f32|tf32] [--epilogue E] "
@@ -50,12 +58,13 @@ static void usage(void) {
 
 int main(int argc, char **argv) {
   const char *json = NULL, *only = NULL;
-  int info = 0, i = 1;
+  int info = 0, power = 0, i = 1;
   for (; i < argc && argv[i][0] == '-'; i++) {
     if (!strcmp(argv[i], "--info")) info = 1;
     else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) g_repeat = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else if (!strcmp(argv[i], "--suite") && i + 1 < argc) only = argv[++i];
+    else if (!strcmp(argv[i], "--power")) power = 1;
     else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       usage();
       return 0;
@@ -82,6 +91,7 @@ int main(int argc, char **argv) {
   }
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  if (power) bench_power_init(); /* on failure: one line, and the run goes on without */
   g_copy_gbs = measure_copy(s);
   if (info) {
     size_t need = 0;
@@ -92,6 +102,7 @@ int main(int argc, char **argv) {
     free(text);
     printf("measured device-to-device copy: %.0f GB/s (bytes read + written, 1 GiB)\n",
            g_copy_gbs);
+    bench_power_close();
     return 0;
   }
   if (json) {
@@ -105,11 +116,13 @@ int main(int argc, char **argv) {
   printf("# copy bandwidth (device-to-device, read + write): %.0f GB/s\n", g_copy_gbs);
   int fails = 0;
   if (mod) {
+    g_power_lines = mod->own_table;
     fails = mod->cmd(h, s, argc - i, argv + i);
   } else {
     for (int m = 0; m < kNumModules; m++) {
       if (only && !strstr(only, kModules[m].name)) continue;
       fprintf(stderr, "[%d/%d] %s\n", m + 1, (int)kNumModules, kModules[m].name);
+      g_power_lines = kModules[m].own_table;
       fails += kModules[m].suite(h, s);
     }
   }
@@ -117,6 +130,7 @@ int main(int argc, char **argv) {
     fprintf(g_json, "\n]\n");
     fclose(g_json);
   }
+  bench_power_close();
   cudaStreamDestroy(s);
   gko_destroy(h);
   return fails ? 1 : 0;
