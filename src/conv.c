@@ -504,19 +504,7 @@ static void gk_conv_plan_free(gko_conv_plan_t plan) {
   if (keep[0]) gk_fail(GKO_STATUS_SUCCESS, "%s", keep);
 }
 
-static void gk_why(gko_conv_plan_t plan, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static void gk_why(gko_conv_plan_t plan, const char *fmt, ...) {
-  size_t used = strlen(plan->why);
-  if (used + 1 >= sizeof plan->why) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(plan->why + used, sizeof plan->why - used, fmt, ap);
-  va_end(ap);
-}
+#define gk_why(plan, ...) gk_strappendf((plan)->why, sizeof (plan)->why, __VA_ARGS__)
 
 static const char *gk_dtype_name(int d) {
   return d == GKO_DTYPE_F32 ? "f32" : d == GKO_DTYPE_F16 ? "f16" : "bf16";

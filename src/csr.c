@@ -94,21 +94,6 @@ GKO_API gko_status_t gko_csr_validate_workspace_size(gko_handle_t handle, gko_cs
   return GKO_STATUS_SUCCESS;
 }
 
-/* A capturing stream cannot be synchronized: refuse before enqueueing. */
-static gko_status_t gk_csr_refuse_capture(void *stream, const char *what) {
-  enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  cudaThreadExchangeStreamCaptureMode(&mode);
-  enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-  cudaError_t e = cudaStreamIsCapturing((cudaStream_t)stream, &cs);
-  cudaThreadExchangeStreamCaptureMode(&mode);
-  if (e != cudaSuccess) return gk_cuda_fail(e, "cudaStreamIsCapturing(stream)");
-  if (cs != cudaStreamCaptureStatusNone)
-    return gk_fail(GKO_STATUS_NOT_SUPPORTED,
-                   "%s waits for the GPU and cannot run while the stream is being "
-                   "captured into a CUDA graph: call it before the capture",
-                   what);
-  return GKO_STATUS_SUCCESS;
-}
 
 static const char *const kCheckNames[] = {"valid", "row_ptr[0] != 0",
                                           "row_ptr decreasing", "row_ptr[m] != nnz",
@@ -128,7 +113,7 @@ GKO_API gko_status_t gko_csr_validate(gko_handle_t handle, gko_csr_t csr, void *
   const char *names[3] = {"row_ptr", "col_ind", "workspace"};
   gko_status_t s = gk_check_call(handle, stream, 3, ptrs, names);
   if (s) return s;
-  if ((s = gk_csr_refuse_capture(stream, "gko_csr_validate"))) return s;
+  if ((s = gk_refuse_capture(stream, "gko_csr_validate"))) return s;
 
   gk_csr_verdict v = {GKO_CSR_VALID, -1, 0, 0, 1, 0};
   if (csr->m > 0) {

@@ -476,19 +476,7 @@ static void lt_destroy(gko_gemm_plan_t plan) {
 }
 
 /* Appends to plan->why. */
-static void why_add(gko_gemm_plan_t plan, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static void why_add(gko_gemm_plan_t plan, const char *fmt, ...) {
-  size_t used = strlen(plan->why);
-  if (used + 1 >= sizeof plan->why) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(plan->why + used, sizeof plan->why - used, fmt, ap);
-  va_end(ap);
-}
+#define why_add(plan, ...) gk_strappendf((plan)->why, sizeof (plan)->why, __VA_ARGS__)
 
 static size_t lt_total_ws(const lt_state *st, const lt_config *cfg, uint64_t lt_ws,
                           size_t *off_b, size_t *off_ws) {

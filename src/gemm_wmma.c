@@ -20,7 +20,6 @@
  * bnw in {16, 32, 64} x splits in {1, 2, 4, 8}.
  * Execute: aligns the workspace to 256 bytes and enqueues; the launcher
  * picks the cp.async or plain-load kernel from the real pointers. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,19 +34,7 @@ typedef struct wmma_state {
 
 static const char *const kActName[4] = {"", " + ReLU", " + GELU-erf", " + GELU-tanh"};
 
-static void why_addf(gko_gemm_plan_t plan, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static void why_addf(gko_gemm_plan_t plan, const char *fmt, ...) {
-  size_t used = strlen(plan->why);
-  if (used + 1 >= sizeof plan->why) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(plan->why + used, sizeof plan->why - used, fmt, ap);
-  va_end(ap);
-}
+#define why_addf(plan, ...) gk_strappendf((plan)->why, sizeof (plan)->why, __VA_ARGS__)
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 

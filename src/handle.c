@@ -153,3 +153,18 @@ int gk_partial_overlap(const void *p, size_t bytes, const void *q, size_t bytes2
   if (a == b) return 0;
   return a < b + bytes2 && b < a + bytes;
 }
+
+gko_status_t gk_refuse_capture(void *stream, const char *what) {
+  enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  cudaError_t e = cudaStreamIsCapturing((cudaStream_t)stream, &cs);
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  if (e != cudaSuccess) return gk_cuda_fail(e, "cudaStreamIsCapturing(stream)");
+  if (cs != cudaStreamCaptureStatusNone)
+    return gk_fail(GKO_STATUS_NOT_SUPPORTED,
+                   "%s waits for the GPU and cannot run while the stream is being "
+                   "captured into a CUDA graph: call it before the capture",
+                   what);
+  return GKO_STATUS_SUCCESS;
+}

@@ -19,6 +19,14 @@ extern "C" {
 
 /* ---- errors ------------------------------------------------------------ */
 
+/* Appends printf-style text to the NUL-terminated string in buf[cap]
+ * (truncating; nothing when it is full).  The plans' "why" accounts. */
+void gk_strappendf(char *buf, size_t cap, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 /* Resets the calling thread's detail message (start of every entry point). */
 void gk_clear_error(void);
 /* Sets the detail message (printf format) and returns status. */
@@ -241,6 +249,10 @@ struct gko_handle_s {
  * Capture-safe. */
 gko_status_t gk_check_call(gko_handle_t h, void *stream, int nptr,
                            const void *const *ptrs, const char *const *names);
+/* GKO_STATUS_NOT_SUPPORTED (detail: `what` waits for the GPU and cannot run
+ * during capture) when stream is being captured, else SUCCESS; the query
+ * itself runs in relaxed capture mode, so it never breaks the capture. */
+gko_status_t gk_refuse_capture(void *stream, const char *what);
 /* [p, p+bytes) and [q, q+bytes2) overlap without being identical starts. */
 int gk_partial_overlap(const void *p, size_t bytes, const void *q,
                        size_t bytes2);

@@ -281,19 +281,6 @@ static int gk_extent(int layout, int64_t rows, int64_t cols, int64_t ld, size_t 
   return 1;
 }
 
-static gko_status_t gk_refuse_capture(void *stream) {
-  enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  cudaThreadExchangeStreamCaptureMode(&mode);
-  enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-  cudaError_t e = cudaStreamIsCapturing((cudaStream_t)stream, &cs);
-  cudaThreadExchangeStreamCaptureMode(&mode);
-  if (e != cudaSuccess) return gk_cuda_fail(e, "cudaStreamIsCapturing(stream)");
-  if (cs != cudaStreamCaptureStatusNone)
-    return gk_fail(GKO_STATUS_NOT_SUPPORTED,
-                   "gko_spmm_plan_create waits for the GPU and cannot run while the stream "
-                   "is being captured into a CUDA graph: plan before the capture");
-  return GKO_STATUS_SUCCESS;
-}
 
 GKO_API gko_status_t gko_spmm_plan_create(gko_handle_t handle, gko_csr_t csr, int64_t n,
                                           gko_layout_t layout, int64_t ldb, int64_t ldc,
@@ -354,7 +341,7 @@ GKO_API gko_status_t gko_spmm_plan_create(gko_handle_t handle, gko_csr_t csr, in
 
   /* documented "Capture: no" for every plan, whatever the work (the
    * statistics and segment tables synchronize) */
-  s = gk_refuse_capture(stream);
+  s = gk_refuse_capture(stream, "gko_spmm_plan_create");
   if (s) {
     /* refused: nothing planned */
   } else if (m == 0 || n == 0) {

@@ -1,4 +1,5 @@
 /* status.c -- status names, descriptions and the thread-local detail. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -135,4 +136,13 @@ GKO_API unsigned gko_version_number(void) { return GKO_VERSION_NUMBER; }
 GKO_API const char *gko_version_string(void) {
   return GK_STR(GKO_VERSION_MAJOR) "." GK_STR(GKO_VERSION_MINOR) "." GK_STR(
       GKO_VERSION_PATCH);
+}
+
+void gk_strappendf(char *buf, size_t cap, const char *fmt, ...) {
+  const size_t used = strlen(buf);
+  if (used + 1 >= cap) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + used, cap - used, fmt, ap);
+  va_end(ap);
 }
