@@ -203,6 +203,26 @@ class Handle:
         h = _handle_t()
         _check(library().gko_create(ctypes.byref(h)), "gko_create")
         self._h = h
+        self._plans = {}
+
+    def _cached_plan(self, key, make, limit):
+        """The plan cached under key for this handle, made by make() on the
+        first call (the oldest is closed past limit entries).  The cache
+        lives with the handle: close() closes its plans before the handle,
+        as the C API requires, and a closed handle raises."""
+        self.value  # raises on a closed handle
+        p = self._plans.get(key)
+        if p is None:
+            if len(self._plans) >= limit:
+                self._plans.pop(next(iter(self._plans))).close()
+            p = make()
+            self._plans[key] = p
+        return p
+
+    def _drop_plan(self, key):
+        p = self._plans.pop(key, None)
+        if p is not None:
+            p.close()
 
     @property
     def value(self):
@@ -218,6 +238,12 @@ class Handle:
 
     def close(self):
         if getattr(self, "_h", None) is not None:
+            plans, self._plans = getattr(self, "_plans", {}), {}
+            for p in plans.values():  # plans first: they hold the handle
+                try:
+                    p.close()
+                except Exception:
+                    pass
             library().gko_destroy(self._h)
             self._h = None
 

@@ -274,8 +274,7 @@ class Plan:
 # torch convenience
 # ---------------------------------------------------------------------------
 
-_PLANS = {}
-_PLANS_MAX = 128
+_PLANS_MAX = 128  # plans cached per handle (Handle._cached_plan)
 _WORKSPACES = {}
 _ACT = {None: 0, "none": 0, "relu": 1, "gelu": 2, "gelu_erf": 2, "gelu_tanh": 3}
 
@@ -328,15 +327,12 @@ def conv2d(handle, x, weight, bias=None, stride=1, padding=0, dilation=1, groups
     ptrs = (x.data_ptr(), weight.data_ptr(), out.data_ptr(),
             bias.data_ptr() if bias is not None else 0)
     al = max(_align(*ptrs), 1)
-    key = (id(handle), int(dt), int(layout), n, c, h, w, k, r, s, sh, sw, ph, pw, dh, dw, groups,
+    key = ("conv", int(dt), int(layout), n, c, h, w, k, r, s, sh, sw, ph, pw, dh, dw, groups,
            int(ep), str(compute), al, tuple(sorted(attrs.items())))
-    plan = _PLANS.get(key)
-    if plan is None:
-        if len(_PLANS) >= _PLANS_MAX:
-            _PLANS.pop(next(iter(_PLANS))).close()
-        plan = Plan(handle, dt, layout, n, c, h, w, k, r, s, (sh, sw), (ph, pw), (dh, dw),
-                    groups=groups, epilogue=ep, compute=compute, alignment=min(al, 256), **attrs)
-        _PLANS[key] = plan
+    plan = handle._cached_plan(
+        key, lambda: Plan(handle, dt, layout, n, c, h, w, k, r, s, (sh, sw), (ph, pw), (dh, dw),
+                          groups=groups, epilogue=ep, compute=compute,
+                          alignment=min(al, 256), **attrs), _PLANS_MAX)
     ws, nws = _workspace_for(out, st, plan.workspace_size)
     _check(_lib().gko_conv_execute(plan._p, ptrs[0], ptrs[1], ptrs[3] or None, ptrs[2], ws, nws,
                                    st), "gko_conv_execute")

@@ -288,8 +288,7 @@ class Plan:
 # torch convenience: plans cached by everything they depend on
 # ---------------------------------------------------------------------------
 
-_PLANS = {}
-_PLANS_MAX = 256
+_PLANS_MAX = 256  # plans cached per handle (Handle._cached_plan)
 
 
 def _align(*ptrs):
@@ -316,14 +315,7 @@ def _mat(t, name):
 
 
 def _plan_for(handle, key, make):
-    k = (id(handle),) + key
-    p = _PLANS.get(k)
-    if p is None:
-        if len(_PLANS) >= _PLANS_MAX:
-            _PLANS.pop(next(iter(_PLANS))).close()
-        p = make()
-        _PLANS[k] = p
-    return p
+    return handle._cached_plan(("gemm",) + key, make, _PLANS_MAX)
 
 
 _WORKSPACES = {}

@@ -294,8 +294,7 @@ class Plan:
             pass
 
 
-_PLANS = {}
-_PLANS_MAX = 64
+_PLANS_MAX = 64  # plans cached per handle (Handle._cached_plan)
 
 
 def spmm(handle, A, B, out=None, alpha=1.0, beta=0.0, kernel="auto", stream=None):
@@ -311,12 +310,11 @@ def spmm(handle, A, B, out=None, alpha=1.0, beta=0.0, kernel="auto", stream=None
     n = B.shape[1]
     ldb = max(B.stride(0), n, 1) if B.shape[0] > 1 else max(n, 1)
     ldc = max(out.stride(0), n, 1) if out.shape[0] > 1 else max(n, 1)
-    key = (id(handle), id(A), n, ldb, ldc, str(kernel))
-    p = _PLANS.get(key)
-    if p is None or p.csr is not A:
-        if len(_PLANS) >= _PLANS_MAX:
-            _PLANS.pop(next(iter(_PLANS))).close()
-        p = Plan(handle, A, n, ldb=ldb, ldc=ldc, kernel=kernel, stream=stream)
-        _PLANS[key] = p
+    key = ("spmm", id(A), n, ldb, ldc, str(kernel))
+    make = lambda: Plan(handle, A, n, ldb=ldb, ldc=ldc, kernel=kernel, stream=stream)  # noqa: E731
+    p = handle._cached_plan(key, make, _PLANS_MAX)
+    if p.csr is not A:  # another matrix now has the id of a collected one
+        handle._drop_plan(key)
+        p = handle._cached_plan(key, make, _PLANS_MAX)
     return p.execute(B, out, alpha=alpha, beta=beta, stream=stream)
 

@@ -76,6 +76,51 @@ class HostOnly(unittest.TestCase):
         self.assertIn("GKO_STATUS_", str(cm.exception))
         self.assertTrue(len(cm.exception.detail) > 20)
 
+    def test_plan_cache_lives_with_the_handle(self):
+        # The cache logic alone, on a Handle whose C side is stubbed: plans
+        # are cached per key, the oldest closed past the limit, all closed
+        # before gko_destroy, and a closed handle refuses to hand one out.
+        events = []
+
+        class FakePlan:
+            def __init__(self, name):
+                self.name = name
+
+            def close(self):
+                events.append("close " + self.name)
+
+        class FakeLib:
+            def gko_destroy(self, h):
+                events.append("destroy")
+
+        h = gko.Handle.__new__(gko.Handle)
+        h._h = object()
+        h._plans = {}
+        made = []
+
+        def make(name):
+            def f():
+                made.append(name)
+                return FakePlan(name)
+            return f
+
+        p1 = h._cached_plan(("k", 1), make("a"), 2)
+        self.assertIs(h._cached_plan(("k", 1), make("x"), 2), p1)
+        h._cached_plan(("k", 2), make("b"), 2)
+        h._cached_plan(("k", 3), make("c"), 2)  # evicts the oldest, "a"
+        self.assertEqual(made, ["a", "b", "c"])
+        self.assertEqual(events, ["close a"])
+        real = gko.library
+        gko.library = lambda: FakeLib()
+        try:
+            h.close()
+        finally:
+            gko.library = real
+        self.assertEqual(events, ["close a", "close b", "close c", "destroy"])
+        with self.assertRaisesRegex(ValueError, "closed"):
+            h._cached_plan(("k", 2), make("d"), 2)
+        self.assertEqual(made, ["a", "b", "c"])
+
     def test_host_array_rejected(self):
         with self.assertRaises(TypeError):
             gko.as_device_array([1.0, 2.0])
