@@ -476,21 +476,28 @@ static inline GK_HD int64_t gk_spmm_lane_col(int64_t tile, int q, int gc, int cp
  * runs[3 * r] = (row, first segment, segments) when the arrays are not
  * NULL; returns the number of segments (*nruns the number of long rows).
  * rp: the host copy of row_ptr (idx64 as its type); long_len a multiple
- * of 4 (then no segment is longer than long_len). */
-static inline int64_t gk_spmm_segments(const void *rp, int idx64, int64_t m, int64_t long_len,
-                                       int64_t *seg, int64_t *runs, int64_t *nruns);
+ * of 4 (then no segment is longer than long_len).  Returns -1 when a long
+ * row's range is not inside [0, nnz] (a malformed row_ptr). */
+static inline int64_t gk_spmm_segments(const void *rp, int idx64, int64_t m, int64_t nnz,
+                                       int64_t long_len, int64_t *seg, int64_t *runs,
+                                       int64_t *nruns);
 
 /* row_ptr[i] of either index type. */
 static inline GK_HD int64_t gk_rp_at(const void *rp, int idx64, int64_t i) {
   return idx64 ? (int64_t)((const int64_t *)rp)[i] : (int64_t)((const int32_t *)rp)[i];
 }
 
-static inline int64_t gk_spmm_segments(const void *rp, int idx64, int64_t m, int64_t long_len,
-                                       int64_t *seg, int64_t *runs, int64_t *nruns) {
+static inline int64_t gk_spmm_segments(const void *rp, int idx64, int64_t m, int64_t nnz,
+                                       int64_t long_len, int64_t *seg, int64_t *runs,
+                                       int64_t *nruns) {
   int64_t ns = 0, nr = 0;
   for (int64_t r = 0; r < m; r++) {
     const int64_t a = gk_rp_at(rp, idx64, r), e = gk_rp_at(rp, idx64, r + 1);
-    if (long_len <= 0 || e - a <= long_len) continue;
+    if (a > e || long_len <= 0 || e - a <= long_len) continue;
+    if (a < 0 || e > nnz) {
+      *nruns = 0;
+      return -1;
+    }
     const int64_t parts = gk_ceil_div64(e - a, long_len);
     const int64_t each = gk_ceil_div64(gk_ceil_div64(e - a, parts), 4) * 4;
     if (runs) {

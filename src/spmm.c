@@ -121,7 +121,14 @@ static gko_status_t gk_spmm_plan_segments(struct gko_spmm_plan_s *p, void *strea
     return gk_cuda_fail(e, "reading row_ptr (SpMM long-row segments)");
   }
   int64_t nruns = 0;
-  const int64_t nseg = gk_spmm_segments(hrp, idx64, p->a.m, p->long_len, NULL, NULL, &nruns);
+  const int64_t nseg =
+      gk_spmm_segments(hrp, idx64, p->a.m, p->a.nnz, p->long_len, NULL, NULL, &nruns);
+  if (nseg < 0) {
+    free(hrp);
+    return gk_fail(GKO_STATUS_INVALID_VALUE,
+                   "row_ptr is malformed (a row reaches outside [0, nnz]): check it with "
+                   "gko_csr_validate");
+  }
   if (nseg == 0) {
     free(hrp);
     p->long_len = 0;
@@ -133,7 +140,7 @@ static gko_status_t gk_spmm_plan_segments(struct gko_spmm_plan_s *p, void *strea
     free(hrp);
     return gk_fail(GKO_STATUS_ALLOC_FAILED, "host allocation of the segment table failed");
   }
-  gk_spmm_segments(hrp, idx64, p->a.m, p->long_len, tab, tab + 2 * nseg, &nruns);
+  gk_spmm_segments(hrp, idx64, p->a.m, p->a.nnz, p->long_len, tab, tab + 2 * nseg, &nruns);
   free(hrp);
   int64_t *dev = NULL;
   e = cudaMalloc((void **)&dev, tbytes);

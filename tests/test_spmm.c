@@ -475,13 +475,13 @@ Test(spmm_model, segments_cover_long_rows_in_order) {
       rp32[r + 1] = (int32_t)rp[r + 1];
     }
     int64_t nr = 0, nr32 = 0;
-    const int64_t ns = gk_spmm_segments(rp, 1, m, L, NULL, NULL, &nr);
-    cr_assert_eq(gk_spmm_segments(rp32, 0, m, L, NULL, NULL, &nr32), ns);
+    const int64_t ns = gk_spmm_segments(rp, 1, m, rp[m], L, NULL, NULL, &nr);
+    cr_assert_eq(gk_spmm_segments(rp32, 0, m, rp[m], L, NULL, NULL, &nr32), ns);
     cr_assert_eq(nr32, nr);
     int64_t *seg = malloc(sizeof(int64_t) * (size_t)(2 * ns + 1));
     int64_t *runs = malloc(sizeof(int64_t) * (size_t)(3 * nr + 1));
     int64_t nr2 = 0;
-    cr_assert_eq(gk_spmm_segments(rp, 1, m, L, seg, runs, &nr2), ns);
+    cr_assert_eq(gk_spmm_segments(rp, 1, m, rp[m], L, seg, runs, &nr2), ns);
     cr_assert_eq(nr2, nr);
     int64_t ri = 0, next_seg = 0;
     for (int64_t r = 0; r < m; r++) {
@@ -508,6 +508,13 @@ Test(spmm_model, segments_cover_long_rows_in_order) {
     }
     cr_assert_eq(ri, nr);
     cr_assert_eq(next_seg, ns);
+    /* a long row reaching past nnz (a malformed row_ptr) is refused */
+    if (nr > 0) {
+      const int64_t r0 = runs[0]; /* the first long row ends past this nnz */
+      int64_t bad_nr = 7;
+      cr_assert_eq(gk_spmm_segments(rp, 1, m, rp[r0 + 1] - 1, L, NULL, NULL, &bad_nr), -1);
+      cr_assert_eq(bad_nr, 0);
+    }
     free(rp), free(rp32), free(seg), free(runs);
   }
 }
