@@ -19,7 +19,8 @@
  * 6.5 rows in a row per warp.  8 items per unit gives 4x the warps and a
  * quarter of the chain, for a larger workspace (2 * units * n * 4 bytes,
  * 1.7 MB for cora at n = 128) and more fix-up blocks (one per split row,
- * a few hundred bytes each).  To be measured: docs/spmm.md. */
+ * a few hundred bytes each).  Measured on the H200 since: cora n = 32
+ * and 128 f32 in 13.2 and 12.9 us (ROW_SPLIT: 9.6 and 10.4 us). */
 static const int64_t kUnitsPerSm = 64;
 static const int64_t kMinPerUnit = 8;
 

@@ -187,7 +187,8 @@ class Plan:
     """A gko SpMM plan for C[m, n] = alpha * A @ B[k, n] + beta * C.
     ldb/ldc default to tight (n for row-major).  kernel: "auto", "row_split"
     or "merge".  Creating it runs CUB reductions over row_ptr and waits.
-    execute() only enqueues; the workspace (MERGE) is allocated once with
+    execute() only enqueues; the workspace (MERGE, or ROW_SPLIT with long
+    rows cut into segments) is allocated once with
     torch unless workspace= is given."""
 
     def __init__(self, handle, csr, n, layout="row_major", ldb=None, ldc=None, kernel="auto",
