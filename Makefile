@@ -143,7 +143,7 @@ $(BUILD)/bin/gko-bench: $(wildcard bench/*.c bench/*.h) $(SHLIB) lib/libgko.so |
 EXAMPLE_SRC := $(wildcard examples/*.c)
 EXAMPLE_BIN := $(patsubst examples/%.c,$(BUILD)/bin/%,$(EXAMPLE_SRC))
 examples: $(EXAMPLE_BIN)
-$(BUILD)/bin/%: examples/%.c $(SHLIB) lib/libgko.so | $(BUILD)/bin
+$(BUILD)/bin/%: examples/%.c examples/example.h $(SHLIB) lib/libgko.so | $(BUILD)/bin
 	$(CC) -std=gnu11 -O2 -g $(WARN) -Iinclude -I$(CUDA_INC) $< -o $@ $(BENCH_LIBS)
 
 # ---- install -----------------------------------------------------------------

@@ -28,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "example.h"
+
 #include "../bench/mtx.h"
 
 enum { F_IN = 64, F_OUT = 32 };
@@ -43,37 +45,6 @@ enum { F_IN = 64, F_OUT = 32 };
  * mistake gives (a missing self-loop, bias or normalisation: 1e-2 .. 1; even
  * the tanh GELU in place of erf, at most 4.7e-4 apart, gives about 2e-4). */
 #define TOL 1e-5
-
-/* ---- error reporting ------------------------------------------------------ */
-
-static void fail_gko(const char *call, gko_status_t s) {
-  const int len = (int)strcspn(call, "(");
-  printf("%.*s: %s: %s\n", len, call, gko_status_name(s), gko_last_error_detail());
-  printf("FAIL: %.*s returned %s\n", len, call, gko_status_name(s));
-  exit(1);
-}
-#define GKO(call)                                        \
-  do {                                                   \
-    gko_status_t gko_s_ = (call);                        \
-    if (gko_s_ != GKO_STATUS_SUCCESS) fail_gko(#call, gko_s_); \
-  } while (0)
-#define CUDA(call)                                                            \
-  do {                                                                        \
-    cudaError_t cuda_e_ = (call);                                             \
-    if (cuda_e_ != cudaSuccess) {                                             \
-      printf("FAIL: %s: %s\n", #call, cudaGetErrorString(cuda_e_));           \
-      exit(1);                                                                \
-    }                                                                         \
-  } while (0)
-
-static void *xmalloc(size_t bytes) {
-  void *p = malloc(bytes ? bytes : 1);
-  if (!p) {
-    printf("FAIL: out of host memory (%zu bytes)\n", bytes);
-    exit(1);
-  }
-  return p;
-}
 
 /* ---- fixed-seed random numbers (splitmix64) -------------------------------- */
 

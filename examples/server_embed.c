@@ -36,6 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "example.h"
+
 #include "../bench/mtx.h"
 
 enum { GEMM_M = 64, GEMM_K = 256, GEMM_N = 128, SPMM_N = 16, GELU_MAX = 131072 };
@@ -50,37 +52,6 @@ enum { QUEUE_CAP = 32, MAX_WORKERS = 64 };
  * 1.5e-5 of sum(|terms|); checked at 1e-5 (the GELU epilogue adds 8 ulp). */
 #define TOL_GELU 2e-6
 #define TOL_DENSE 1e-5
-
-/* ---- error reporting (start-up and shutdown: a failure there ends the run) */
-
-static void fail_gko(const char *call, gko_status_t s) {
-  const int len = (int)strcspn(call, "(");
-  printf("%.*s: %s: %s\n", len, call, gko_status_name(s), gko_last_error_detail());
-  printf("FAIL: %.*s returned %s\n", len, call, gko_status_name(s));
-  exit(1);
-}
-#define GKO(call)                                        \
-  do {                                                   \
-    gko_status_t gko_s_ = (call);                        \
-    if (gko_s_ != GKO_STATUS_SUCCESS) fail_gko(#call, gko_s_); \
-  } while (0)
-#define CUDA(call)                                                            \
-  do {                                                                        \
-    cudaError_t cuda_e_ = (call);                                             \
-    if (cuda_e_ != cudaSuccess) {                                             \
-      printf("FAIL: %s: %s\n", #call, cudaGetErrorString(cuda_e_));           \
-      exit(1);                                                                \
-    }                                                                         \
-  } while (0)
-
-static void *xmalloc(size_t bytes) {
-  void *p = calloc(1, bytes ? bytes : 1);
-  if (!p) {
-    printf("FAIL: out of host memory (%zu bytes)\n", bytes);
-    exit(1);
-  }
-  return p;
-}
 
 /* ---- fixed-seed random numbers (splitmix64), one state per user ---------- */
 
