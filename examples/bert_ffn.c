@@ -44,25 +44,8 @@ enum { TOKENS = 4096, HIDDEN = 768, INTER = 3072, SAMPLES = 16 };
 #define TOL_H 1e-3
 #define TOL_Y 2e-3
 
-/* ---- fixed-seed random numbers (splitmix64) -------------------------------- */
-
+/* the random inputs' seed (uniform() in example.h) */
 static uint64_t g_rng = 0xBE27FF17ull;
-static double uniform(double lo, double hi) {
-  uint64_t z = (g_rng += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return lo + (hi - lo) * ((double)(z >> 11) * 0x1.0p-53);
-}
-
-/* n random halves in [-a, a) */
-static uint16_t *random_halves(size_t n, double a) {
-  uint16_t *p = xmalloc(n * sizeof *p);
-  for (size_t i = 0; i < n; i++) p[i] = float_to_half((float)uniform(-a, a));
-  return p;
-}
-
-static double gelu64(double x) { return 0.5 * x * erfc(-x / sqrt(2.0)); }
 
 static const char *backend_name(gko_gemm_backend_t b) {
   return b == GKO_GEMM_BACKEND_WMMA ? "WMMA" : b == GKO_GEMM_BACKEND_CUBLASLT ? "cuBLASLt" : "?";
@@ -115,11 +98,11 @@ int main(void) {
    * pre-activations of order 1 */
   const size_t nX = (size_t)TOKENS * HIDDEN, nW = (size_t)INTER * HIDDEN;
   const size_t nH = (size_t)TOKENS * INTER, nY = (size_t)TOKENS * HIDDEN;
-  uint16_t *X = random_halves(nX, 1.0);
-  uint16_t *W1 = random_halves(nW, 2.0 / sqrt((double)HIDDEN));
-  uint16_t *b1 = random_halves(INTER, 0.5);
-  uint16_t *W2 = random_halves(nW, 2.0 / sqrt((double)INTER));
-  uint16_t *b2 = random_halves(HIDDEN, 0.5);
+  uint16_t *X = random_halves(&g_rng, nX, 1.0);
+  uint16_t *W1 = random_halves(&g_rng, nW, 2.0 / sqrt((double)HIDDEN));
+  uint16_t *b1 = random_halves(&g_rng, INTER, 0.5);
+  uint16_t *W2 = random_halves(&g_rng, nW, 2.0 / sqrt((double)INTER));
+  uint16_t *b2 = random_halves(&g_rng, HIDDEN, 0.5);
 
   cudaStream_t stream;
   CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -179,7 +162,7 @@ int main(void) {
   for (int si = 0; si < SAMPLES; si++) {
     const int stripe = TOKENS / SAMPLES;
     const int row = si == 0 ? 0 : si == SAMPLES - 1 ? TOKENS - 1
-                                : si * stripe + (int)uniform(0, stripe);
+                                : si * stripe + (int)uniform(&g_rng, 0, stripe);
     printf(" %d", row);
     for (int i = 0; i < HIDDEN; i++) xr[i] = half_to_float(X[(size_t)row * HIDDEN + i]);
     for (int j = 0; j < INTER; j++) {

@@ -43,22 +43,8 @@ enum { N = 2, C = 64, H = 56, W = 56, K = 64, R = 3, S = 3, PAD = 1, SAMPLES = 6
 #define TOL_Y1 1e-3
 #define TOL_Y 2e-3
 
-/* ---- fixed-seed random numbers (splitmix64) -------------------------------- */
-
+/* the random inputs' seed (uniform() in example.h) */
 static uint64_t g_rng = 0xC0117ACCull;
-static double uniform(double lo, double hi) {
-  uint64_t z = (g_rng += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return lo + (hi - lo) * ((double)(z >> 11) * 0x1.0p-53);
-}
-
-static uint16_t *random_halves(size_t n, double a) {
-  uint16_t *p = xmalloc(n * sizeof *p);
-  for (size_t i = 0; i < n; i++) p[i] = float_to_half((float)uniform(-a, a));
-  return p;
-}
 
 /* ---- direct float64 convolution (NHWC, KRSC, stride 1, zero padding) ------ */
 
@@ -155,11 +141,11 @@ int main(void) {
   /* fresh random inputs from a fixed seed; filters scaled so that the
    * pre-activations are of order 1 */
   const size_t nx = (size_t)N * H * W * C, nw = (size_t)K * R * S * C, ny = (size_t)N * H * W * K;
-  uint16_t *x = random_halves(nx, 1.0);
-  uint16_t *w1 = random_halves(nw, 3.0 / sqrt((double)(R * S * C)));
-  uint16_t *b1 = random_halves(K, 0.5);
-  uint16_t *w2 = random_halves(nw, 3.0 / sqrt((double)(R * S * C)));
-  uint16_t *b2 = random_halves(K, 0.5);
+  uint16_t *x = random_halves(&g_rng, nx, 1.0);
+  uint16_t *w1 = random_halves(&g_rng, nw, 3.0 / sqrt((double)(R * S * C)));
+  uint16_t *b1 = random_halves(&g_rng, K, 0.5);
+  uint16_t *w2 = random_halves(&g_rng, nw, 3.0 / sqrt((double)(R * S * C)));
+  uint16_t *b2 = random_halves(&g_rng, K, 0.5);
 
   cudaStream_t stream;
   CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -220,9 +206,9 @@ int main(void) {
   double n1 = 0, d1 = 0, n2 = 0, d2 = 0, worst = 0;
   for (int i = 0; i < SAMPLES; i++) {
     const int corner = i / 4 < N ? i : -1;
-    const int n = corner >= 0 ? corner / 4 : (int)uniform(0, N);
-    const int ph = corner >= 0 ? (corner & 1 ? H - 1 : 0) : (int)uniform(0, H);
-    const int pw = corner >= 0 ? (corner & 2 ? W - 1 : 0) : (int)uniform(0, W);
+    const int n = corner >= 0 ? corner / 4 : (int)uniform(&g_rng, 0, N);
+    const int ph = corner >= 0 ? (corner & 1 ? H - 1 : 0) : (int)uniform(&g_rng, 0, H);
+    const int pw = corner >= 0 ? (corner & 2 ? W - 1 : 0) : (int)uniform(&g_rng, 0, W);
     double r1[K], r2[K];
     conv_at(image_at, &img, w1d, b1d, n, ph, pw, r1);
     conv_at(y1_at, &y1c, w2d, b2d, n, ph, pw, r2);

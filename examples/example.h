@@ -1,7 +1,8 @@
 /* example.h -- what the C examples share: failing with the library's own
  * words (GKO / CUDA wrap a call; on failure they print the status, the
  * detail and a FAIL line, and exit 1), host allocation that fails loudly
- * (zeroed), and IEEE binary16 conversions for the f16 examples. */
+ * (zeroed), IEEE binary16 conversions for the f16 examples, a seeded
+ * random-number generator and the float64 GELU of the references. */
 #ifndef GKO_EXAMPLE_H
 #define GKO_EXAMPLE_H
 
@@ -79,5 +80,25 @@ static inline float half_to_float(uint16_t h) {
   memcpy(&f, &x, sizeof f);
   return f;
 }
+
+/* ---- fixed-seed random numbers (splitmix64; Steele, Lea, Flood, OOPSLA'14)
+ * and the float64 erf-GELU the references use ----------------------------- */
+
+static inline double uniform(uint64_t *state, double lo, double hi) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return lo + (hi - lo) * ((double)(z >> 11) * 0x1.0p-53);
+}
+
+/* n random halves in [-a, a) */
+static inline uint16_t *random_halves(uint64_t *state, size_t n, double a) {
+  uint16_t *p = xmalloc(n * sizeof *p);
+  for (size_t i = 0; i < n; i++) p[i] = float_to_half((float)uniform(state, -a, a));
+  return p;
+}
+
+static inline double gelu64(double x) { return 0.5 * x * erfc(-x / sqrt(2.0)); }
 
 #endif /* GKO_EXAMPLE_H */

@@ -46,18 +46,6 @@ enum { F_IN = 64, F_OUT = 32 };
  * the tanh GELU in place of erf, at most 4.7e-4 apart, gives about 2e-4). */
 #define TOL 1e-5
 
-/* ---- fixed-seed random numbers (splitmix64) -------------------------------- */
-
-static double uniform(uint64_t *state, double lo, double hi) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return lo + (hi - lo) * ((double)(z >> 11) * 0x1.0p-53);
-}
-
-static double gelu64(double x) { return 0.5 * x * erfc(-x / sqrt(2.0)); }
-
 /* ---- Â = D^-1/2 (A + I) D^-1/2 on the host --------------------------------- */
 
 typedef struct {

@@ -53,18 +53,6 @@ enum { QUEUE_CAP = 32, MAX_WORKERS = 64 };
 #define TOL_GELU 2e-6
 #define TOL_DENSE 1e-5
 
-/* ---- fixed-seed random numbers (splitmix64), one state per user ---------- */
-
-static double uniform(uint64_t *state, double lo, double hi) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return lo + (hi - lo) * ((double)(z >> 11) * 0x1.0p-53);
-}
-
-static double gelu64(double x) { return 0.5 * x * erfc(-x / sqrt(2.0)); }
-
 /* ---- requests ---------------------------------------------------------------- */
 
 typedef enum { REQ_GELU = 0, REQ_GEMM = 1, REQ_SPMM = 2 } req_type;
