@@ -195,9 +195,45 @@ def diagnostics(device=-1):
     return buf.value.decode("utf-8", "replace")
 
 
-class Handle:
+class _Owned:
+    """An object owning one C resource, kept in the attribute named by
+    _ATTR and released by _release(ptr).  close() releases it once (later
+    calls do nothing); leaving a with block and garbage collection close
+    it.  _forget() drops what was kept alongside the resource."""
+
+    _ATTR = "_p"
+
+    def _release(self, ptr):
+        raise NotImplementedError
+
+    def _forget(self):
+        pass
+
+    def close(self):
+        ptr = getattr(self, self._ATTR, None)
+        if ptr is not None:
+            self._release(ptr)
+            setattr(self, self._ATTR, None)
+            self._forget()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class Handle(_Owned):
     """A gko handle bound to the current CUDA device.  Use as a context
     manager or call close()."""
+
+    _ATTR = "_h"
 
     def __init__(self):
         h = _handle_t()
@@ -236,28 +272,14 @@ class Handle:
         _check(library().gko_handle_device(self.value, ctypes.byref(d)), "gko_handle_device")
         return d.value
 
-    def close(self):
-        if getattr(self, "_h", None) is not None:
-            plans, self._plans = getattr(self, "_plans", {}), {}
-            for p in plans.values():  # plans first: they hold the handle
-                try:
-                    p.close()
-                except Exception:
-                    pass
-            library().gko_destroy(self._h)
-            self._h = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
+    def _release(self, h):
+        plans, self._plans = getattr(self, "_plans", {}), {}
+        for p in plans.values():  # plans first: they hold the handle
+            try:
+                p.close()
+            except Exception:
+                pass
+        library().gko_destroy(h)
 
 
 # ---------------------------------------------------------------------------

@@ -18,7 +18,8 @@ alignment), with a workspace per (device, stream) grown on demand.
 import ctypes
 import enum
 
-from . import _check, _declare, _handle_t, _status_t, _stream_of, _stream_t, as_device_array
+from . import (_Owned, _check, _declare, _handle_t, _status_t, _stream_of, _stream_t,
+               as_device_array)
 from .gemm import Compute, Epilogue, _align, _dtype, _enum
 
 __all__ = ["Layout", "Attr", "Info", "Path", "Plan", "conv2d", "output_shape"]
@@ -116,7 +117,7 @@ def _layout(v):
     return Layout(v)
 
 
-class Desc:
+class Desc(_Owned):
     """A gko_conv_desc_t.  Keyword attributes by Attr name (stride_h=2,
     groups=4, epilogue="bias_relu", max_workspace=..., ...)."""
 
@@ -154,16 +155,10 @@ class Desc:
                "gko_conv_output_shape")
         return oh.value, ow.value
 
-    def close(self):
-        if getattr(self, "_d", None) is not None:
-            _lib().gko_conv_desc_destroy(self._d)
-            self._d = None
+    _ATTR = "_d"
 
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
+    def _release(self, ptr):
+        _lib().gko_conv_desc_destroy(ptr)
 
 
 def _attrs(stride=1, padding=0, dilation=1, **attrs):
@@ -184,7 +179,7 @@ def output_shape(n, c, h, w, k, r, s, stride=1, padding=0, dilation=1, **attrs):
         d.close()
 
 
-class Plan:
+class Plan(_Owned):
     """A gko conv plan: Plan(handle, dtype, layout, n, c, h, w, k, r, s,
     stride=1, padding=0, dilation=1, groups=1, epilogue="none", ...).
     stride/padding/dilation are ints or (height, width) pairs; other keyword
@@ -251,23 +246,11 @@ class Plan:
                                        _stream_of(y, stream)), "gko_conv_execute")
         return y
 
-    def close(self):
-        if getattr(self, "_p", None) is not None:
-            _lib().gko_conv_plan_destroy(self._p)
-            self._p = None
-            self._ws = None
+    def _release(self, ptr):
+        _lib().gko_conv_plan_destroy(ptr)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
+    def _forget(self):
+        self._ws = None
 
 
 # ---------------------------------------------------------------------------

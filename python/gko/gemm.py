@@ -19,7 +19,7 @@ import ctypes
 import enum
 
 from . import (Dtype, _check, _declare, _handle_t, _status_t, _stream_of, _stream_t,
-               as_device_array)
+               _Owned, as_device_array)
 
 __all__ = ["Op", "Layout", "Epilogue", "Backend", "Compute", "Fusion", "Pad", "Attr",
            "Desc", "Plan", "gemm", "linear"]
@@ -152,7 +152,7 @@ def _enum(cls, v):
     return cls(v)
 
 
-class Desc:
+class Desc(_Owned):
     """A gko_gemm_desc_t: set() / get() attributes by Attr (or name)."""
 
     def __init__(self, ab_dtype, cd_dtype, m, n, k, **attrs):
@@ -192,19 +192,13 @@ class Desc:
                "gko_gemm_desc_get")
         return v.value
 
-    def close(self):
-        if getattr(self, "_d", None) is not None:
-            _lib().gko_gemm_desc_destroy(self._d)
-            self._d = None
+    _ATTR = "_d"
 
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
+    def _release(self, ptr):
+        _lib().gko_gemm_desc_destroy(ptr)
 
 
-class Plan:
+class Plan(_Owned):
     """A gko GEMM plan.  Keyword attributes as Desc (transa=True, lda=...,
     batch_count=..., epilogue="bias_gelu_tanh", compute="tf32", ...).
     execute() only enqueues; its workspace is allocated once (torch) unless
@@ -265,23 +259,11 @@ class Plan:
                                        _stream_of(d, stream)), "gko_gemm_execute")
         return d
 
-    def close(self):
-        if getattr(self, "_p", None) is not None:
-            _lib().gko_gemm_plan_destroy(self._p)
-            self._p = None
-            self._ws = None
+    def _release(self, ptr):
+        _lib().gko_gemm_plan_destroy(ptr)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
+    def _forget(self):
+        self._ws = None
 
 
 # ---------------------------------------------------------------------------

@@ -20,7 +20,8 @@ otherwise.
 import ctypes
 import enum
 
-from . import _check, _declare, _handle_t, _status_t, _stream_of, _stream_t, as_device_array
+from . import (_Owned, _check, _declare, _handle_t, _status_t, _stream_of, _stream_t,
+               as_device_array)
 
 __all__ = ["Index", "CsrCheck", "Layout", "Kernel", "CSR", "Plan", "spmm"]
 
@@ -111,7 +112,7 @@ def _ptr(obj):
     return as_device_array(obj).ptr or None
 
 
-class CSR:
+class CSR(_Owned):
     """A gko_csr_t over three device arrays (kept alive by this object):
     row_ptr [m + 1] and col_ind [nnz] (both int32 or both int64) and values
     [nnz] (f32, f16 or bf16)."""
@@ -165,25 +166,13 @@ class CSR:
             _check(status, "gko_csr_validate")
         return out
 
-    def close(self):
-        if getattr(self, "_a", None) is not None:
-            _lib().gko_csr_destroy(self._a)
-            self._a = None
+    _ATTR = "_a"
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
+    def _release(self, ptr):
+        _lib().gko_csr_destroy(ptr)
 
 
-class Plan:
+class Plan(_Owned):
     """A gko SpMM plan for C[m, n] = alpha * A @ B[k, n] + beta * C.
     ldb/ldc default to tight (n for row-major).  kernel: "auto", "row_split"
     or "merge".  Creating it runs CUB reductions over row_ptr and waits.
@@ -276,23 +265,11 @@ class Plan:
                                        _stream_of(C, stream)), "gko_spmm_execute")
         return C
 
-    def close(self):
-        if getattr(self, "_p", None) is not None:
-            _lib().gko_spmm_plan_destroy(self._p)
-            self._p = None
-            self._ws = None
+    def _release(self, ptr):
+        _lib().gko_spmm_plan_destroy(ptr)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
+    def _forget(self):
+        self._ws = None
 
 
 _PLANS_MAX = 64  # plans cached per handle (Handle._cached_plan)

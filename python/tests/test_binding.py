@@ -121,6 +121,32 @@ class HostOnly(unittest.TestCase):
             h._cached_plan(("k", 2), make("d"), 2)
         self.assertEqual(made, ["a", "b", "c"])
 
+    def test_owned_resources_are_released_once(self):
+        # what every plan, descriptor, CSR and the handle inherit
+        released = []
+
+        class Res(gko._Owned):
+            _ATTR = "_r"
+
+            def __init__(self):
+                self._r = object()
+                self._ws = "cached"
+
+            def _release(self, ptr):
+                released.append(ptr)
+
+            def _forget(self):
+                self._ws = None
+
+        with Res() as r:
+            ptr = r._r
+        self.assertEqual(released, [ptr])
+        self.assertIsNone(r._r)
+        self.assertIsNone(r._ws)
+        r.close()
+        del r
+        self.assertEqual(released, [ptr])
+
     def test_host_array_rejected(self):
         with self.assertRaises(TypeError):
             gko.as_device_array([1.0, 2.0])
