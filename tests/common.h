@@ -193,4 +193,40 @@ static inline void t_d2h(void *h, const void *d, size_t bytes) {
  * reference value. */
 #define T_POISON_BYTE 0xFF
 
+/* ---- typed host arrays ------------------------------------------------------ */
+
+static inline double t_hv_get(gko_dtype_t dt, const void *a, int64_t i) {
+  if (dt == GKO_DTYPE_F32) return ((const float *)a)[i];
+  if (dt == GKO_DTYPE_F16) return t_f16_to_float(((const uint16_t *)a)[i]);
+  return t_bf16_to_float(((const uint16_t *)a)[i]);
+}
+
+static inline void t_hv_set(gko_dtype_t dt, void *a, int64_t i, double v) {
+  if (dt == GKO_DTYPE_F32) ((float *)a)[i] = (float)v;
+  else if (dt == GKO_DTYPE_F16) ((uint16_t *)a)[i] = t_double_to_f16(v);
+  else ((uint16_t *)a)[i] = t_double_to_bf16(v);
+}
+
+static inline const char *t_dtype_name(gko_dtype_t d) {
+  return d == GKO_DTYPE_F32 ? "f32" : d == GKO_DTYPE_F16 ? "f16" : "bf16";
+}
+
+/* The float64 activation of the epilogues: act 1 ReLU, 2 GELU-erf, 3 GELU-tanh
+ * (sigmoid form, overflow-free); Inf inputs map to their limits. */
+static inline double t_ref_act(int act, double x) {
+  if (isnan(x)) return x;
+  switch (act) {
+    case 1: return x > 0 ? x : 0.0;
+    case 2: return isinf(x) ? (x > 0 ? x : 0.0) : x * 0.5 * erfc(-x / sqrt(2.0));
+    case 3: {
+      if (isinf(x)) return x > 0 ? x : 0.0;
+      const double a = 1.5957691216057308, b = a * 0.044715;
+      double xc = fabs(x) > 1e4 ? copysign(1e4, x) : x;
+      double u2 = xc * (a + b * xc * xc), q = exp(-fabs(u2));
+      return x * (u2 >= 0 ? 1.0 / (1.0 + q) : q / (1.0 + q));
+    }
+  }
+  return x;
+}
+
 #endif /* GKO_TESTS_COMMON_H */

@@ -19,38 +19,6 @@
  * GKO_TEST_SEED replays). */
 #include "common.h"
 
-/* ---- typed host arrays ------------------------------------------------------ */
-
-static double hv_get(gko_dtype_t dt, const void *a, int64_t i) {
-  if (dt == GKO_DTYPE_F32) return ((const float *)a)[i];
-  if (dt == GKO_DTYPE_F16) return t_f16_to_float(((const uint16_t *)a)[i]);
-  return t_bf16_to_float(((const uint16_t *)a)[i]);
-}
-
-static void hv_set(gko_dtype_t dt, void *a, int64_t i, double v) {
-  if (dt == GKO_DTYPE_F32) ((float *)a)[i] = (float)v;
-  else if (dt == GKO_DTYPE_F16) ((uint16_t *)a)[i] = t_double_to_f16(v);
-  else ((uint16_t *)a)[i] = t_double_to_bf16(v);
-}
-
-static const char *dtn(gko_dtype_t d) {
-  return d == GKO_DTYPE_F32 ? "f32" : d == GKO_DTYPE_F16 ? "f16" : "bf16";
-}
-
-static double ref_act(int act, double x) {
-  if (isnan(x)) return x;
-  switch (act) {
-    case 1: return x > 0 ? x : 0.0;
-    case 2: return x * 0.5 * erfc(-x / sqrt(2.0));
-    case 3: {
-      const double a = 1.5957691216057308, b = a * 0.044715;
-      double u2 = x * (a + b * x * x), q = exp(-fabs(u2));
-      return x * (u2 >= 0 ? 1.0 / (1.0 + q) : q / (1.0 + q));
-    }
-  }
-  return x;
-}
-
 /* ---- one case ---------------------------------------------------------------------- */
 
 typedef struct {
@@ -87,7 +55,7 @@ static const char *describe_case(const ccase *c, char *buf, size_t n) {
            "%s %s N=%lld C=%lld H=%lld W=%lld K=%lld R=%lld S=%lld stride=%lld/%lld "
            "pad=%lld,%lld/%lld,%lld dil=%lld/%lld groups=%lld ep=%d compute=%d max_ws=%lld "
            "max_chunk=%lld align=%lld off=%d seed=%s",
-           dtn(c->dt), c->layout ? "NHWC" : "NCHW", (long long)c->n, (long long)c->c,
+           t_dtype_name(c->dt), c->layout ? "NHWC" : "NCHW", (long long)c->n, (long long)c->c,
            (long long)c->h, (long long)c->w, (long long)c->k, (long long)c->r, (long long)c->s,
            (long long)c->sh, (long long)c->sw, (long long)c->ph, (long long)c->ph_end,
            (long long)c->pw, (long long)c->pw_end, (long long)c->dh, (long long)c->dw,
@@ -189,9 +157,9 @@ static int run_case(gko_handle_t h, const ccase *c, cudaStream_t stream, crun *o
   memset(hb, 0xFF, bb);
   memset(hy0, T_POISON_BYTE, by);
   void *px = hx + off * es, *pw = hw + off * es, *pb = hb + off * es;
-  for (int64_t i = 0; i < nx; i++) hv_set(c->dt, px, i, t_uniform(-1, 1));
-  for (int64_t i = 0; i < nw; i++) hv_set(c->dt, pw, i, t_uniform(-1, 1));
-  for (int64_t i = 0; i < c->k; i++) hv_set(c->dt, pb, i, t_uniform(-1, 1));
+  for (int64_t i = 0; i < nx; i++) t_hv_set(c->dt, px, i, t_uniform(-1, 1));
+  for (int64_t i = 0; i < nw; i++) t_hv_set(c->dt, pw, i, t_uniform(-1, 1));
+  for (int64_t i = 0; i < c->k; i++) t_hv_set(c->dt, pb, i, t_uniform(-1, 1));
   unsigned char *dx = t_dalloc(bx), *dw = t_dalloc(bw), *db = t_dalloc(bb), *dy = t_dalloc(by);
   t_h2d(dx, hx, bx);
   t_h2d(dw, hw, bw);
@@ -230,13 +198,13 @@ static int run_case(gko_handle_t h, const ccase *c, cudaStream_t stream, crun *o
               for (int64_t q = 0; q < c->s; q++) {
                 const int64_t iw = x * c->sw - c->pw + q * c->dw;
                 if (iw < 0 || iw >= c->w) continue;
-                sum += hv_get(c->dt, px, xi(c, n, g * cg + ch, ih, iw)) *
-                       hv_get(c->dt, pw, wi(c, k, ch, r, q));
+                sum += t_hv_get(c->dt, px, xi(c, n, g * cg + ch, ih, iw)) *
+                       t_hv_get(c->dt, pw, wi(c, k, ch, r, q));
               }
             }
-          if (c->epilogue & 1) sum += hv_get(c->dt, pb, k);
-          const double ref = ref_act(act, sum);
-          const double got = hv_get(c->dt, py, yi(c, oh, ow, n, k, y, x));
+          if (c->epilogue & 1) sum += t_hv_get(c->dt, pb, k);
+          const double ref = t_ref_act(act, sum);
+          const double got = t_hv_get(c->dt, py, yi(c, oh, ow, n, k, y, x));
           if (isnan(got) && !isnan(ref)) {
             if (nan_bad++ < 3)
               cr_log_error("NaN (unwritten?) at n=%lld k=%lld oh=%lld ow=%lld, ref %g [%s]",
@@ -926,9 +894,9 @@ static void capture_vs_eager(gko_handle_t h, ccase c) {
   const size_t nx = c.n * c.c * c.h * c.w, nw = c.k * (c.c / c.groups) * c.r * c.s,
                ny = c.n * c.k * oh * ow;
   unsigned char *hx = malloc(nx * es), *hw = malloc(nw * es), *hb = malloc(c.k * es);
-  for (size_t i = 0; i < nx; i++) hv_set(c.dt, hx, i, t_uniform(-1, 1));
-  for (size_t i = 0; i < nw; i++) hv_set(c.dt, hw, i, t_uniform(-1, 1));
-  for (int64_t i = 0; i < c.k; i++) hv_set(c.dt, hb, i, t_uniform(-1, 1));
+  for (size_t i = 0; i < nx; i++) t_hv_set(c.dt, hx, i, t_uniform(-1, 1));
+  for (size_t i = 0; i < nw; i++) t_hv_set(c.dt, hw, i, t_uniform(-1, 1));
+  for (int64_t i = 0; i < c.k; i++) t_hv_set(c.dt, hb, i, t_uniform(-1, 1));
   unsigned char *dx = t_dalloc(nx * es), *dw = t_dalloc(nw * es), *db = t_dalloc(c.k * es),
                 *y1 = t_dalloc(ny * es), *y2 = t_dalloc(ny * es);
   t_h2d(dx, hx, nx * es);

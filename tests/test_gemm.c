@@ -29,42 +29,6 @@
 
 #include "common.h"
 
-/* ---- typed host arrays ------------------------------------------------------ */
-
-static double hv_get(gko_dtype_t dt, const void *a, int64_t i) {
-  if (dt == GKO_DTYPE_F32) return ((const float *)a)[i];
-  if (dt == GKO_DTYPE_F16) return t_f16_to_float(((const uint16_t *)a)[i]);
-  return t_bf16_to_float(((const uint16_t *)a)[i]);
-}
-
-static void hv_set(gko_dtype_t dt, void *a, int64_t i, double v) {
-  if (dt == GKO_DTYPE_F32) ((float *)a)[i] = (float)v;
-  else if (dt == GKO_DTYPE_F16) ((uint16_t *)a)[i] = t_double_to_f16(v);
-  else ((uint16_t *)a)[i] = t_double_to_bf16(v);
-}
-
-static const char *dtn(gko_dtype_t d) {
-  return d == GKO_DTYPE_F32 ? "f32" : d == GKO_DTYPE_F16 ? "f16" : "bf16";
-}
-
-/* ---- reference ---------------------------------------------------------------- */
-
-static double ref_act(int act, double x) {
-  if (isnan(x)) return x;
-  switch (act) {
-    case 1: return x > 0 ? x : 0.0;
-    case 2: return isinf(x) ? (x > 0 ? x : 0.0) : x * 0.5 * erfc(-x / sqrt(2.0));
-    case 3: {
-      if (isinf(x)) return x > 0 ? x : 0.0;
-      const double a = 1.5957691216057308, b = a * 0.044715;
-      double xc = fabs(x) > 1e4 ? copysign(1e4, x) : x;
-      double u2 = xc * (a + b * xc * xc), q = exp(-fabs(u2));
-      return x * (u2 >= 0 ? 1.0 / (1.0 + q) : q / (1.0 + q));
-    }
-  }
-  return x;
-}
-
 /* ---- one test case ------------------------------------------------------------------ */
 
 typedef struct {
@@ -210,7 +174,7 @@ static const char *describe_case(const gcase *c, char *buf, size_t n) {
            "strides=%lld/%lld/%lld/%lld/%lld ep=%d compute=%d fusion=%d pad=%d align=%lld "
            "alpha=%g beta=%g cnull=%d cnan=%d inplace=%d off=%d/%d/%d/%d/%d oneshot=%d "
            "backend=%d tune=%d",
-           dtn(c->ab), dtn(c->cd), (long long)c->m, (long long)c->n, (long long)c->k,
+           t_dtype_name(c->ab), t_dtype_name(c->cd), (long long)c->m, (long long)c->n, (long long)c->k,
            (long long)c->batch, c->ta, c->tb, c->layout ? "col" : "row", (long long)c->lda,
            (long long)c->ldb, (long long)c->ldc, (long long)c->ldd, (long long)c->sa,
            (long long)c->sb, (long long)c->sc, (long long)c->sd, (long long)c->sbias,
@@ -243,7 +207,7 @@ static int run_case(gko_handle_t h, const gcase *c, cudaStream_t stream, wsbuf *
     gko_status_t ps = gko_gemm_plan_create(h, desc, &plan);
     if (wmma_unsupported(c->backend, c->ab)) {
       cr_expect_eq(ps, GKO_STATUS_NOT_SUPPORTED, "WMMA with %s inputs must be NOT_SUPPORTED [%s]",
-                   dtn(c->ab), describe_case(c, cbuf, sizeof cbuf));
+                   t_dtype_name(c->ab), describe_case(c, cbuf, sizeof cbuf));
       cr_expect(ps != GKO_STATUS_NOT_SUPPORTED || strstr(gko_last_error_detail(), "WMMA"),
                 "%s", gko_last_error_detail());
       if (ps == GKO_STATUS_SUCCESS) gko_gemm_plan_destroy(plan);
@@ -285,21 +249,21 @@ static int run_case(gko_handle_t h, const gcase *c, cudaStream_t stream, wsbuf *
   for (int64_t b = 0; b < bt_a; b++)
     for (int64_t i = 0; i < ar; i++)
       for (int64_t j = 0; j < ac; j++)
-        hv_set(c->ab, pa, b * sa + idx(L, i, j, lda), c->ab_nan ? NAN : t_uniform(-2, 2));
+        t_hv_set(c->ab, pa, b * sa + idx(L, i, j, lda), c->ab_nan ? NAN : t_uniform(-2, 2));
   for (int64_t b = 0; b < bt_b; b++)
     for (int64_t i = 0; i < br; i++)
       for (int64_t j = 0; j < bc; j++)
-        hv_set(c->ab, pb, b * sb + idx(L, i, j, ldb), c->ab_nan ? NAN : t_uniform(-2, 2));
+        t_hv_set(c->ab, pb, b * sb + idx(L, i, j, ldb), c->ab_nan ? NAN : t_uniform(-2, 2));
   for (int64_t b = 0; b < bt_c; b++)
     for (int64_t i = 0; i < m; i++)
       for (int64_t j = 0; j < n; j++) {
         double v = t_uniform(-2, 2);
         if (c->c_nan) v = ((i + j) % 3 == 0) ? INFINITY : ((i + j) % 3 == 1 ? -INFINITY : NAN);
-        hv_set(c->cd, pc, b * sc + idx(L, i, j, ldc), v);
+        t_hv_set(c->cd, pc, b * sc + idx(L, i, j, ldc), v);
       }
   for (int64_t b = 0; b < bt; b++)
     for (int64_t j = 0; j < n && (c->epilogue & 1); j++)
-      hv_set(c->cd, pbias, b * sbias + j, t_uniform(-1, 1));
+      t_hv_set(c->cd, pbias, b * sbias + j, t_uniform(-1, 1));
   /* in place: D starts as C (same layout), padding poisoned */
   if (c->in_place) {
     for (int64_t b = 0; b < bt; b++)
@@ -364,16 +328,16 @@ static int run_case(gko_handle_t h, const gcase *c, cudaStream_t stream, wsbuf *
         double sum = 0;
         if (c->alpha != 0.0f && k > 0)
           for (int64_t p = 0; p < k; p++) {
-            double av = hv_get(c->ab, pa, b * sa + (c->ta ? idx(L, p, i, lda) : idx(L, i, p, lda)));
-            double bv = hv_get(c->ab, pb, b * sb + (c->tb ? idx(L, j, p, ldb) : idx(L, p, j, ldb)));
+            double av = t_hv_get(c->ab, pa, b * sa + (c->ta ? idx(L, p, i, lda) : idx(L, i, p, lda)));
+            double bv = t_hv_get(c->ab, pb, b * sb + (c->tb ? idx(L, j, p, ldb) : idx(L, p, j, ldb)));
             sum += av * bv;
           }
         double x = (double)c->alpha * sum;
         if (c->alpha == 0.0f || k == 0) x = 0;
-        if (c->beta != 0.0f) x += (double)c->beta * hv_get(c->cd, pc, b * sc + idx(L, i, j, ldc));
-        if (c->epilogue & 1) x += hv_get(c->cd, pbias, b * sbias + j);
-        double r = ref_act(act, x);
-        double got = hv_get(c->cd, pd, b * sd + idx(L, i, j, ldd));
+        if (c->beta != 0.0f) x += (double)c->beta * t_hv_get(c->cd, pc, b * sc + idx(L, i, j, ldc));
+        if (c->epilogue & 1) x += t_hv_get(c->cd, pbias, b * sbias + j);
+        double r = t_ref_act(act, x);
+        double got = t_hv_get(c->cd, pd, b * sd + idx(L, i, j, ldd));
         if (isnan(got) && !isnan(r)) {
           if (nan_bad++ < 3)
             cr_log_error("NaN at b=%lld i=%lld j=%lld (ref %g) [%s]", (long long)b, (long long)i,
@@ -1072,9 +1036,9 @@ static void body_long_all_ones_dot_products_are_exact(void) {
         unsigned char *hd = malloc(m * n * 4);
         t_d2h(hd, dd, m * n * 4);
         for (int64_t i = 0; i < m * n; i++) {
-          double got = hv_get(cd, hd, i);
-          cr_assert_eq(got, (double)k, "%s k=%lld out %s: D[%lld] = %.9g", dtn(dts[d]),
-                       (long long)k, dtn(cd), (long long)i, got);
+          double got = t_hv_get(cd, hd, i);
+          cr_assert_eq(got, (double)k, "%s k=%lld out %s: D[%lld] = %.9g", t_dtype_name(dts[d]),
+                       (long long)k, t_dtype_name(cd), (long long)i, got);
         }
         free(hd);
         free(ha);
@@ -1208,7 +1172,7 @@ Test(gemm, gelu_tanh_tail_fused_vs_gko_pass) {
     t_d2h(hd, dd, m * n * 4);
     double max_abs = 0, max_rel = 0, first_zero = -INFINITY;
     for (int64_t i = 0; i < m; i++) {
-      double x = ha[i * k], r = ref_act(3, x), got = hd[i * n];
+      double x = ha[i * k], r = t_ref_act(3, x), got = hd[i * n];
       double ea = fabs(got - r);
       if (ea > max_abs) max_abs = ea;
       /* relative error where the result is a normal f32 (the far tail
@@ -1247,9 +1211,9 @@ static void capture_vs_eager(gko_handle_t h, gko_dtype_t ab, gko_dtype_t cd, int
   size_t esab = gko_dtype_size(ab), escd = gko_dtype_size(cd);
   size_t ba = (m * k + 8) * esab, bb = (k * n + 8) * esab, bd = (m * n + 8) * escd;
   unsigned char *ha = malloc(ba), *hb = malloc(bb), *hbias = malloc(n * escd + 16);
-  for (size_t i = 0; i < ba / esab; i++) hv_set(ab, ha, i, t_uniform(-1, 1));
-  for (size_t i = 0; i < bb / esab; i++) hv_set(ab, hb, i, t_uniform(-1, 1));
-  for (int64_t i = 0; i < n; i++) hv_set(cd, hbias, i, t_uniform(-1, 1));
+  for (size_t i = 0; i < ba / esab; i++) t_hv_set(ab, ha, i, t_uniform(-1, 1));
+  for (size_t i = 0; i < bb / esab; i++) t_hv_set(ab, hb, i, t_uniform(-1, 1));
+  for (int64_t i = 0; i < n; i++) t_hv_set(cd, hbias, i, t_uniform(-1, 1));
   unsigned char *da = t_dalloc(ba), *db = t_dalloc(bb), *d1 = t_dalloc(bd), *d2 = t_dalloc(bd),
                 *dbias = t_dalloc(n * escd + 16);
   t_h2d(da, ha, ba);
@@ -1295,7 +1259,7 @@ static void capture_vs_eager(gko_handle_t h, gko_dtype_t ab, gko_dtype_t cd, int
   t_d2h(h2, d2, bd);
   cr_expect_eq(memcmp(h1, h2, bd), 0,
                "graph replay differs from eager (%s/%s %lldx%lldx%lld ep %d pad %d off %d oneshot %d)",
-               dtn(ab), dtn(cd), (long long)m, (long long)n, (long long)k, ep, pad, offset_elems,
+               t_dtype_name(ab), t_dtype_name(cd), (long long)m, (long long)n, (long long)k, ep, pad, offset_elems,
                oneshot);
   cudaGraphExecDestroy(ge);
   cudaGraphDestroy(g);
@@ -1611,11 +1575,11 @@ Test(gemm_wmma, splitk_results_are_bitwise_reproducible) {
       /* and they are right: one row against float64 */
       double err2 = 0, ref2 = 0;
       for (int64_t j = 0; j < n; j++) {
-        double sum = hv_get(GKO_DTYPE_F16, hbias, j);
+        double sum = t_hv_get(GKO_DTYPE_F16, hbias, j);
         for (int64_t p = 0; p < k; p++)
-          sum += hv_get(GKO_DTYPE_F16, ha, (m - 1) * k + p) *
-                 hv_get(GKO_DTYPE_F16, hb, tb ? j * k + p : p * n + j);
-        double r = ref_act(3, sum), got = hv_get(GKO_DTYPE_F16, h1, (m - 1) * n + j);
+          sum += t_hv_get(GKO_DTYPE_F16, ha, (m - 1) * k + p) *
+                 t_hv_get(GKO_DTYPE_F16, hb, tb ? j * k + p : p * n + j);
+        double r = t_ref_act(3, sum), got = t_hv_get(GKO_DTYPE_F16, h1, (m - 1) * n + j);
         err2 += (got - r) * (got - r);
         ref2 += r * r;
       }
