@@ -77,19 +77,9 @@ static void describe(const char *name, gko_gemm_plan_t p) {
 }
 
 int main(void) {
-  /* No usable GPU (no driver or device, a driver too old, no kernel for
-   * this GPU): gko_create fails and the detail says why in one sentence. */
-  gko_handle_t h = NULL;
-  gko_status_t s = gko_create(&h);
-  if (s != GKO_STATUS_SUCCESS) {
-    fprintf(stderr, "bert_ffn: cannot run: %s: %s\n", gko_status_name(s),
-            gko_last_error_detail());
-    return 2;
-  }
   int dev = 0;
   int64_t cc = 0;
-  GKO(gko_handle_device(h, &dev));
-  GKO(gko_query(GKO_QUERY_COMPUTE_CAPABILITY, dev, &cc));
+  gko_handle_t h = example_start("bert_ffn", &dev, &cc); /* exits 2 without a usable GPU */
   printf("bert_ffn: gko %s on device %d (sm_%lld)\n", gko_version_string(), dev, (long long)cc);
   printf("Y = GELU_erf(X.W1^T + b1).W2^T + b2, X [%d x %d] f16, W1 [%d x %d], W2 [%d x %d]\n",
          TOKENS, HIDDEN, INTER, HIDDEN, HIDDEN, INTER);

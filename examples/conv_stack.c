@@ -96,19 +96,9 @@ static const double *y1_at(void *ctx, int n, int ih, int iw) {
 }
 
 int main(void) {
-  /* No usable GPU (no driver or device, a driver too old, no kernel for
-   * this GPU): gko_create fails and the detail says why in one sentence. */
-  gko_handle_t h = NULL;
-  gko_status_t st = gko_create(&h);
-  if (st != GKO_STATUS_SUCCESS) {
-    fprintf(stderr, "conv_stack: cannot run: %s: %s\n", gko_status_name(st),
-            gko_last_error_detail());
-    return 2;
-  }
   int dev = 0;
   int64_t cc = 0;
-  GKO(gko_handle_device(h, &dev));
-  GKO(gko_query(GKO_QUERY_COMPUTE_CAPABILITY, dev, &cc));
+  gko_handle_t h = example_start("conv_stack", &dev, &cc); /* exits 2 without a usable GPU */
   printf("conv_stack: gko %s on device %d (sm_%lld)\n", gko_version_string(), dev,
          (long long)cc);
 

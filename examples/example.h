@@ -2,7 +2,8 @@
  * words (GKO / CUDA wrap a call; on failure they print the status, the
  * detail and a FAIL line, and exit 1), host allocation that fails loudly
  * (zeroed), IEEE binary16 conversions for the f16 examples, a seeded
- * random-number generator and the float64 GELU of the references. */
+ * random-number generator, the float64 GELU of the references, and the
+ * start-up that exits with status 2 when there is no usable GPU. */
 #ifndef GKO_EXAMPLE_H
 #define GKO_EXAMPLE_H
 
@@ -100,5 +101,24 @@ static inline uint16_t *random_halves(uint64_t *state, size_t n, double a) {
 }
 
 static inline double gelu64(double x) { return 0.5 * x * erfc(-x / sqrt(2.0)); }
+
+/* ---- start-up ----------------------------------------------------------- */
+
+/* A handle on the current device, its ordinal and compute capability (as
+ * major * 10 + minor).  Without a usable GPU (no driver or device, a driver
+ * too old, no kernel for this GPU) gko_create fails and its detail says why
+ * in one sentence: printed as "<name>: cannot run: ...", exit status 2. */
+static inline gko_handle_t example_start(const char *name, int *device, int64_t *cc) {
+  gko_handle_t h = NULL;
+  const gko_status_t s = gko_create(&h);
+  if (s != GKO_STATUS_SUCCESS) {
+    fprintf(stderr, "%s: cannot run: %s: %s\n", name, gko_status_name(s),
+            gko_last_error_detail());
+    exit(2);
+  }
+  GKO(gko_handle_device(h, device));
+  GKO(gko_query(GKO_QUERY_COMPUTE_CAPABILITY, *device, cc));
+  return h;
+}
 
 #endif /* GKO_EXAMPLE_H */

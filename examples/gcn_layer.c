@@ -272,19 +272,9 @@ static int run_graph(gko_handle_t h, cudaStream_t stream, const char *path) {
 }
 
 int main(int argc, char **argv) {
-  /* No usable GPU (no driver or device, a driver too old, no kernel for
-   * this GPU): gko_create fails and the detail says why in one sentence. */
-  gko_handle_t h = NULL;
-  gko_status_t s = gko_create(&h);
-  if (s != GKO_STATUS_SUCCESS) {
-    fprintf(stderr, "gcn_layer: cannot run: %s: %s\n", gko_status_name(s),
-            gko_last_error_detail());
-    return 2;
-  }
   int dev = 0;
   int64_t cc = 0;
-  GKO(gko_handle_device(h, &dev));
-  GKO(gko_query(GKO_QUERY_COMPUTE_CAPABILITY, dev, &cc));
+  gko_handle_t h = example_start("gcn_layer", &dev, &cc); /* exits 2 without a usable GPU */
   printf("gcn_layer: gko %s on device %d (sm_%lld)\n", gko_version_string(), dev, (long long)cc);
 
   cudaStream_t stream;

@@ -368,18 +368,9 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  /* No usable GPU (no driver or device, a driver too old, no kernel for
-   * this GPU): gko_create fails and the detail says why in one sentence. */
   static server srv; /* large (host copies of the weights): not on the stack */
-  gko_status_t st = gko_create(&srv.handle);
-  if (st != GKO_STATUS_SUCCESS) {
-    fprintf(stderr, "server_embed: cannot run: %s: %s\n", gko_status_name(st),
-            gko_last_error_detail());
-    return 2;
-  }
   int64_t cc = 0;
-  GKO(gko_handle_device(srv.handle, &srv.device));
-  GKO(gko_query(GKO_QUERY_COMPUTE_CAPABILITY, srv.device, &cc));
+  srv.handle = example_start("server_embed", &srv.device, &cc); /* exits 2 without a GPU */
   printf("server_embed: gko %s on device %d (sm_%lld), %d workers, %d requests\n",
          gko_version_string(), srv.device, (long long)cc, nworkers, nreq);
   cudaStream_t setup;
