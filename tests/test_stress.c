@@ -1437,9 +1437,17 @@ Test(stress_leaks, create_plan_execute_destroy_cycles, .timeout = 1800) {
     cr_log_warn("only %ld cycles: a leak of the %zu-byte validation workspace per cycle would "
                 "stay within the %zu-byte slack (use the default 10000 to detect it)",
                 cycles, vws, LEAK_DEVICE_SLACK);
-  cr_expect(dev_kept <= (long long)LEAK_DEVICE_SLACK,
-            "device memory kept: %lld bytes after %ld cycles (%.1f per cycle), slack %zu",
-            dev_kept, cycles, (double)dev_kept / (double)cycles, LEAK_DEVICE_SLACK);
+  /* cudaMemGetInfo counts every process on the GPU: with others running
+   * (tests/gpu_check.sh runs several sanitizer jobs at once and says so
+   * with GKO_GPU_SHARED=1) the device figure is only logged */
+  const char *shared = getenv("GKO_GPU_SHARED");
+  if (shared && atoi(shared) > 0)
+    cr_log_warn("GKO_GPU_SHARED: other processes use the GPU, the device-memory figure above "
+                "is not checked");
+  else
+    cr_expect(dev_kept <= (long long)LEAK_DEVICE_SLACK,
+              "device memory kept: %lld bytes after %ld cycles (%.1f per cycle), slack %zu",
+              dev_kept, cycles, (double)dev_kept / (double)cycles, LEAK_DEVICE_SLACK);
   cr_expect(host_kept <= (long long)LEAK_HOST_SLACK,
             "host memory kept: %lld bytes after %ld cycles (%.1f per cycle), slack %zu",
             host_kept, cycles, (double)host_kept / (double)cycles, LEAK_HOST_SLACK);
