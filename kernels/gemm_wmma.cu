@@ -513,6 +513,7 @@ struct SkinnyParams {
   float alpha, beta;
   int act, cd, has_bias, bias_on_j;
   int vec_w, vec_x; /* 16-byte loads allowed along W's / X's contiguous dimension */
+  int kw;           /* DECODE: warps per 16-row tile */
 };
 
 template <int WK>
@@ -734,6 +735,211 @@ __global__ void __launch_bounds__(kThreads) skinny_reduce(SkinnyParams P) {
   }
 }
 
+/* =============================== DECODE ===============================
+ * The skinny case again (ns <= 16 rows of X against the nb x k weights W),
+ * on sm_80+ when W and X both have k contiguous and 16-byte vectors (the
+ * nn.Linear layout, y = x W^T): no shared-memory staging at all.  Each
+ * warp feeds mma.sync m16n8k16 (PTX ISA, "Matrix fragments for
+ * mma.m16n8k16") straight from 16-byte global loads, with W as the A
+ * operand (16 rows) and X^T as B (8 columns; two when ns > 8).  The trick
+ * that makes that possible: a dot product does not care in which order k
+ * is summed, so inside every 32-wide k block the fragment's k slots are
+ * mapped to memory such that each lane's slots are 8 consecutive elements:
+ *   lane (g = lane / 4, t = lane % 4) loads W[row g][kb + 8t .. kb + 8t + 7],
+ *   W[row g + 8][the same] and X[row g][the same]; mma step s in {0, 1}
+ *   takes words 2s and 2s + 1 of each as its slots {2t, 2t+1} and
+ *   {2t+8, 2t+9} -- the same words in A and B, so the products pair up.
+ * A block (8 warps) owns 16 rows of W and one k range (a split); its warps
+ * take 128-wide k spans in turn (warp w: spans w, w + 8, ...; each span is
+ * 4 k blocks, 8 loads of W per lane, issued one span ahead of the products
+ * that use them), and sum their accumulators
+ * in shared memory in warp order.  splits == 1: the epilogue runs here;
+ * else f32 partials and skinny_reduce, as SKINNY (deterministic either
+ * way).  W is read with the streaming cache hint (ld.global.cs: read once),
+ * X through the read-only path (every block reads it). */
+constexpr int kDecodeRows = 16, kDecodeUnroll = 4, kDecodeSpan = 32 * kDecodeUnroll;
+constexpr int kDecodeStages = 3;
+constexpr size_t kDecodeSmem = (size_t)kDecodeStages * 2 * kDecodeUnroll * kThreads * 16;
+constexpr int kDecodeWarps = kThreads / 32;
+
+template <typename T>
+__device__ __forceinline__ void mma16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
+                                         uint32_t a3, uint32_t b0, uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (std::is_same<T, __half>::value)
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  else
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#endif
+}
+
+template <typename T, bool TWO>
+__device__ __forceinline__ void decode_body(const SkinnyParams &P) {
+  __shared__ float red[kDecodeWarps][16][kDecodeRows + 1];
+  extern __shared__ __align__(16) unsigned char decode_raw[];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  /* kw warps per 16-row tile (taking its k spans in turn), 8 / kw tiles per block */
+  const int kw = P.kw, per = kDecodeWarps / kw, wt = warp / kw, wk = warp % kw;
+  uint4 *ring = reinterpret_cast<uint4 *>(decode_raw) + threadIdx.x;
+  const int64_t groups = (P.tiles + per - 1) / per, units = groups * P.splits;
+  const uint4 zero = make_uint4(0, 0, 0, 0);
+  for (int64_t bt = blockIdx.y; bt < P.batch; bt += gridDim.y) {
+    const uint16_t *W = P.w + bt * P.bw, *X = P.x + bt * P.bx;
+    for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {
+      const int64_t grp = u / P.splits;
+      const int sp = (int)(u - grp * P.splits);
+      const int64_t j0 = (grp * per + wt) * kDecodeRows, k0 = sp * P.kchunk;
+      const int64_t k1 = k0 + P.kchunk < P.k ? k0 + P.kchunk : P.k;
+      const bool va = j0 + g < P.nb, vb = j0 + g + 8 < P.nb;
+      const bool xa = g < P.ns, xb = TWO && g + 8 < P.ns;
+      const uint16_t *wa = W + (va ? j0 + g : 0) * P.swj + 8 * t;
+      const uint16_t *wb = W + (vb ? j0 + g + 8 : 0) * P.swj + 8 * t;
+      const uint16_t *pa = X + (xa ? g : 0) * P.sxi + 8 * t;
+      const uint16_t *pb = X + (xb ? g + 8 : 0) * P.sxi + 8 * t;
+      float acc0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, acc1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      /* the warp's spans through a cp.async ring of kDecodeStages slots in
+       * shared memory, each lane's 16-byte pieces in a slot of its own: a
+       * lane reads back only what it copied itself, so no barrier is
+       * needed, and kDecodeStages - 1 spans (8 x 16 bytes each) per lane
+       * stay in flight; cp.async zero-fills for rows past nb.  X's pieces
+       * of a span (L1 / L2 hits) are loaded into registers before waiting
+       * for W's. */
+      const int64_t step = (int64_t)kw * kDecodeSpan;
+      const int64_t first = k0 + (int64_t)wk * kDecodeSpan;
+      const int64_t nspan = j0 < P.nb && first < k1 ? (k1 - first + step - 1) / step : 0;
+      /* whole spans go through the ring; a last, partial one (k1 - k0 not
+       * a multiple of 128) is read directly, element-wise at the end */
+      const int64_t nfull =
+          nspan > 0 && k1 - first >= kDecodeSpan ? (k1 - first - kDecodeSpan) / step + 1 : 0;
+      /* running pointers and 32-bit counters keep the loop's registers for
+       * the data (rows past nb: src-size 0, nothing is read) */
+      const int nf = (int)nfull;
+      const uint16_t *ia = va ? wa + first : W, *ib = vb ? wb + first : W;
+      const int64_t inca = va ? step : 0, incb = vb ? step : 0;
+      const int bytesa = va ? 16 : 0, bytesb = vb ? 16 : 0;
+      int ring_in = 0;
+      auto issue = [&]() {
+        uint4 *slot = ring + ring_in * (2 * kDecodeUnroll * kThreads);
+#pragma unroll
+        for (int q = 0; q < kDecodeUnroll; q++) {
+          cp_async16(slot + (2 * q) * kThreads, ia + 32 * q, bytesa);
+          cp_async16(slot + (2 * q + 1) * kThreads, ib + 32 * q, bytesb);
+        }
+        ia += inca;
+        ib += incb;
+        ring_in = ring_in + 1 == kDecodeStages ? 0 : ring_in + 1;
+      };
+#pragma unroll
+      for (int i = 0; i < kDecodeStages - 1; i++) {
+        if (i < nf) issue();
+        cp_async_commit();
+      }
+      const uint16_t *xpa = pa + first, *xpb = pb + first;
+      int ring_out = 0;
+      for (int i = 0; i < nf; i++) {
+        uint4 ya[kDecodeUnroll];
+#pragma unroll
+        for (int q = 0; q < kDecodeUnroll; q++)
+          ya[q] = xa ? __ldg(reinterpret_cast<const uint4 *>(xpa + 32 * q)) : zero;
+        cp_async_wait<kDecodeStages - 2>();
+        const uint4 *slot = ring + ring_out * (2 * kDecodeUnroll * kThreads);
+        ring_out = ring_out + 1 == kDecodeStages ? 0 : ring_out + 1;
+        uint4 ra[kDecodeUnroll], rb[kDecodeUnroll];
+#pragma unroll
+        for (int q = 0; q < kDecodeUnroll; q++) {
+          ra[q] = slot[(2 * q) * kThreads];
+          rb[q] = slot[(2 * q + 1) * kThreads];
+        }
+        /* the slot read now is refilled only kDecodeStages - 1 spans later,
+         * by this same lane, after these reads */
+        if (i + kDecodeStages - 1 < nf) issue();
+        cp_async_commit();
+#pragma unroll
+        for (int q = 0; q < kDecodeUnroll; q++) {
+          mma16816<T>(acc0, ra[q].x, rb[q].x, ra[q].y, rb[q].y, ya[q].x, ya[q].y);
+          mma16816<T>(acc0, ra[q].z, rb[q].z, ra[q].w, rb[q].w, ya[q].z, ya[q].w);
+          if (TWO) { /* X's rows 8..15: read here (registers) */
+            const uint4 yb = xb ? __ldg(reinterpret_cast<const uint4 *>(xpb + 32 * q)) : zero;
+            mma16816<T>(acc1, ra[q].x, rb[q].x, ra[q].y, rb[q].y, yb.x, yb.y);
+            mma16816<T>(acc1, ra[q].z, rb[q].z, ra[q].w, rb[q].w, yb.z, yb.w);
+          }
+        }
+        xpa += step;
+        xpb += step;
+      }
+      if (nspan > nfull) {
+        const int64_t kspan = first + nfull * step;
+#pragma unroll 1
+        for (int q = 0; q < kDecodeUnroll; q++) {
+          const int64_t kp = kspan + 32 * q;
+          const int valid = clamp8(k1 - kp - 8 * t);
+          const uint4 ra = va ? load8(wa + kp, valid, true) : zero;
+          const uint4 rb = vb ? load8(wb + kp, valid, true) : zero;
+          const uint4 ya = xa ? load8(pa + kp, valid, true) : zero;
+          mma16816<T>(acc0, ra.x, rb.x, ra.y, rb.y, ya.x, ya.y);
+          mma16816<T>(acc0, ra.z, rb.z, ra.w, rb.w, ya.z, ya.w);
+          if (TWO) {
+            const uint4 yb = xb ? load8(pb + kp, valid, true) : zero;
+            mma16816<T>(acc1, ra.x, rb.x, ra.y, rb.y, yb.x, yb.y);
+            mma16816<T>(acc1, ra.z, rb.z, ra.w, rb.w, yb.z, yb.w);
+          }
+        }
+      }
+      cp_async_wait<0>();
+      /* accumulator (m16n8): c0, c1 at row g, columns 2t, 2t + 1; c2, c3 at
+       * row g + 8 -- rows are W's (j), columns X's (i) */
+      red[warp][2 * t][g] = acc0[0];
+      red[warp][2 * t + 1][g] = acc0[1];
+      red[warp][2 * t][g + 8] = acc0[2];
+      red[warp][2 * t + 1][g + 8] = acc0[3];
+      if (TWO) {
+        red[warp][8 + 2 * t][g] = acc1[0];
+        red[warp][9 + 2 * t][g] = acc1[1];
+        red[warp][8 + 2 * t][g + 8] = acc1[2];
+        red[warp][9 + 2 * t][g + 8] = acc1[3];
+      }
+      __syncthreads();
+      const int cdb = P.cd == GKO_DTYPE_F32 ? 4 : 2;
+      Epi e{P.c ? static_cast<const char *>(P.c) + bt * P.bc * cdb : nullptr,
+            static_cast<char *>(P.d) + bt * P.bd * cdb, nullptr, P.alpha, P.c ? P.beta : 0.0f,
+            P.act, P.cd};
+      const char *bias = P.has_bias ? static_cast<const char *>(P.bias) + bt * P.bbias * cdb
+                                    : nullptr;
+      /* the kw warps of a tile summed in warp order */
+      for (int idx = threadIdx.x; idx < per * kDecodeRows * P.ns; idx += kThreads) {
+        const int jl = idx % kDecodeRows, rest = idx / kDecodeRows;
+        const int i = rest % (int)P.ns, tt = rest / (int)P.ns;
+        const int64_t j = (grp * per + tt) * kDecodeRows + jl;
+        if (j >= P.nb) continue;
+        float s = 0.0f;
+        for (int w = tt * kw; w < tt * kw + kw; w++) s += red[w][i][jl];
+        if (P.splits > 1) {
+          P.partials[((bt * P.splits + sp) * P.ns + i) * P.nb + j] = s;
+        } else {
+          const float cv = e.c ? ld_cd(e.c, j * P.scj + i * P.sci, P.cd) : 0.0f;
+          const float bv = bias ? ld_cd(bias, P.bias_on_j ? j : i, P.cd) : 0.0f;
+          st_cd(e.d, j * P.sdj + i * P.sdi, finish(s, cv, bv, e), P.cd);
+        }
+      }
+      __syncthreads(); /* red free for the next unit */
+    }
+  }
+}
+
+template <typename T, bool TWO>
+__global__ void __launch_bounds__(kThreads, 2) wmma_decode(SkinnyParams P) {
+  if constexpr (kSm80) decode_body<T, TWO>(P);
+  else __trap();
+}
+
 /* =============================== host side =============================== */
 
 typedef void (*tiled_fn)(TiledParams);
@@ -758,6 +964,11 @@ const skinny_fn kSkinny[2][2][2] = {
      {wmma_skinny<__half, 1, false>, wmma_skinny<__half, 1, true>}},
     {{wmma_skinny<__nv_bfloat16, 0, false>, wmma_skinny<__nv_bfloat16, 0, true>},
      {wmma_skinny<__nv_bfloat16, 1, false>, wmma_skinny<__nv_bfloat16, 1, true>}}};
+
+/* [dtype][ns > 8] */
+const skinny_fn kDecode[2][2] = {{wmma_decode<__half, false>, wmma_decode<__half, true>},
+                                 {wmma_decode<__nv_bfloat16, false>,
+                                  wmma_decode<__nv_bfloat16, true>}};
 
 size_t skinny_smem(int wk, int bnw, int stages) {
   const int bk = kSkinnyTile / bnw;
@@ -927,9 +1138,61 @@ extern "C" int gk_wmma_skinny_occupancy(const gk_wmma_problem *p, const gk_wmma_
 }
 
 extern "C" size_t gk_wmma_partials_bytes(const gk_wmma_problem *p, const gk_wmma_config *cfg) {
-  if (cfg->kind != GK_WMMA_SKINNY || cfg->splits <= 1) return 0;
+  if (cfg->kind != GK_WMMA_SKINNY) return 0;
+  int splits = cfg->splits;
+  if (cfg->decode && cfg->dsplits > splits) splits = cfg->dsplits;
+  if (splits <= 1) return 0;
   const SkinnyMap s = skinny_map(p);
-  return (size_t)p->batch * (size_t)cfg->splits * (size_t)s.ns * (size_t)s.nb * sizeof(float);
+  return (size_t)p->batch * (size_t)splits * (size_t)s.ns * (size_t)s.nb * sizeof(float);
+}
+
+extern "C" void gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_config *cfg, int cc,
+                                      int sms) {
+  cfg->decode = 0;
+  cfg->dsplits = 1;
+  cfg->dkchunk = p->k;
+  if (cfg->kind != GK_WMMA_SKINNY || cc < 80 || p->k <= 0) return;
+  const SkinnyMap s = skinny_map(p);
+  if (!s.wk || s.sxp != 1) return;
+  /* 16-byte vectors along k in every line and batch (the pointers are
+   * checked at execute) */
+  if (s.swj % 8 || (s.ns > 1 && s.sxi % 8) || (p->batch > 1 && (s.bw % 8 || s.bx % 8))) return;
+  const int dt = p->ab_dtype == GKO_DTYPE_BF16;
+  const void *fn = (const void *)kDecode[dt][s.ns > 8];
+  int occ = 0;
+  if (cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kDecodeSmem) !=
+          cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, kThreads, kDecodeSmem) !=
+          cudaSuccess ||
+      occ <= 0) {
+    (void)cudaGetLastError(); /* not an error: the SKINNY configuration stays */
+    return;
+  }
+  if (sms < 1) sms = 1;
+  /* Warps per 16-row tile (kw, taking its k spans in turn): the most, up
+   * to 8, with which all the tiles' warps are resident at once (one wave:
+   * every warp streams the same amount at the same rate, no tail); when
+   * even 8 warps per tile fill less than half the GPU's warp slots, k is
+   * split across blocks too (each split at least 8 spans long). */
+  const int64_t tiles = (s.nb + kDecodeRows - 1) / kDecodeRows * p->batch;
+  const int64_t slots = (int64_t)occ * sms * kDecodeWarps;
+  int kw = kDecodeWarps;
+  while (kw > 1 && tiles * kw > slots) kw /= 2;
+  int64_t splits = 1;
+  if (kw == kDecodeWarps && 2 * tiles * kDecodeWarps < slots) {
+    splits = (slots + tiles * kDecodeWarps - 1) / (tiles * kDecodeWarps);
+    const int64_t most = p->k / (kDecodeWarps * kDecodeSpan);
+    if (splits > most) splits = most;
+    if (splits > 64) splits = 64;
+    if (splits < 1) splits = 1;
+  }
+  int64_t chunk = (p->k + splits - 1) / splits;
+  chunk = (chunk + kDecodeSpan - 1) / kDecodeSpan * kDecodeSpan;
+  cfg->decode = 1;
+  cfg->dkw = kw;
+  cfg->dkchunk = chunk;
+  cfg->dsplits = (int)((p->k + chunk - 1) / chunk);
+  cfg->dblocks_per_sm = occ;
 }
 
 extern "C" gko_status_t gk_wmma_launch(const gk_wmma_problem *p, const gk_wmma_config *cfg,
@@ -1003,13 +1266,26 @@ extern "C" gko_status_t gk_wmma_launch(const gk_wmma_problem *p, const gk_wmma_c
   if (async) P.stages = cfg->stages;
   P.vec_w = w_vec;
   P.vec_x = x_vec;
-  int64_t gx = P.tiles * P.splits;
-  if (gx > kMaxGridX) gx = kMaxGridX;
   void *args[] = {&P};
-  e = cudaLaunchKernel((const void *)kSkinny[dt][s.wk][async], dim3((unsigned)gx, (unsigned)gy),
-                       dim3(kThreads), args, skinny_smem(s.wk, P.bnw, P.stages),
-                       (cudaStream_t)stream);
-  if (e != cudaSuccess) return gk_cuda_fail(e, "WMMA skinny kernel launch");
+  if (cfg->decode && w_vec && x_vec) {
+    P.tiles = (s.nb + kDecodeRows - 1) / kDecodeRows;
+    P.splits = cfg->dsplits;
+    P.kchunk = cfg->dkchunk;
+    P.kw = cfg->dkw;
+    const int per = kDecodeWarps / P.kw;
+    int64_t gx = (P.tiles + per - 1) / per * P.splits;
+    if (gx > kMaxGridX) gx = kMaxGridX;
+    e = cudaLaunchKernel((const void *)kDecode[dt][s.ns > 8], dim3((unsigned)gx, (unsigned)gy),
+                         dim3(kThreads), args, kDecodeSmem, (cudaStream_t)stream);
+    if (e != cudaSuccess) return gk_cuda_fail(e, "WMMA decode kernel launch");
+  } else {
+    int64_t gx = P.tiles * P.splits;
+    if (gx > kMaxGridX) gx = kMaxGridX;
+    e = cudaLaunchKernel((const void *)kSkinny[dt][s.wk][async], dim3((unsigned)gx, (unsigned)gy),
+                         dim3(kThreads), args, skinny_smem(s.wk, P.bnw, P.stages),
+                         (cudaStream_t)stream);
+    if (e != cudaSuccess) return gk_cuda_fail(e, "WMMA skinny kernel launch");
+  }
   if (P.splits > 1) {
     int64_t total = s.ns * s.nb * p->batch, grid = (total + kThreads - 1) / kThreads;
     if (grid > kMaxGridX) grid = kMaxGridX;

@@ -15,6 +15,11 @@
  * then the deepest cp.async pipeline (4..8 stages of 8 KB of W) with which
  * every block is resident at once (one wave: all blocks stream at the same
  * rate and finish together; more bytes in flight per SM).
+ * On sm_80+, when W and X both have k contiguous (x W^T, nn.Linear's
+ * layout), the plan's own choice is the DECODE kernel instead (mma.sync
+ * straight from registers, 16 rows of W per block, k split only when there
+ * are fewer 16-row tiles than SMs); execute falls back to the SKINNY
+ * configuration when the pointers are not 16-byte vectorizable.
  * Everything else takes the TILED kernel (one configuration, 128 x 128).
  * Autotune variants (plan->variant > 0): TILED has one; SKINNY enumerates
  * bnw in {16, 32, 64} x splits in {1, 2, 4, 8}.
@@ -152,6 +157,9 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
     cfg->bk = 4096 / bnw;
     cfg->splits = splits;
     cfg->kchunk = skinny_chunk(wp->k, cfg->bk, &cfg->splits);
+    /* the DECODE kernel where it applies (the plan's own choice only; the
+     * autotune variants are SKINNY configurations) */
+    if (!want_bnw) gk_wmma_decode_config(wp, cfg, h->cc, (int)sms);
     /* the partial sums must fit the workspace bound */
     st->partials = gk_wmma_partials_bytes(wp, cfg);
     if (st->partials && p->max_workspace >= 0 &&
@@ -163,6 +171,8 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
       }
       cfg->splits = 1;
       cfg->kchunk = skinny_chunk(wp->k, cfg->bk, &cfg->splits);
+      cfg->dsplits = 1;
+      cfg->dkchunk = wp->k;
       st->partials = 0;
       why_addf(plan, "(split-K partials exceed GKO_GEMM_ATTR_MAX_WORKSPACE: one split) ");
     }
@@ -212,6 +222,26 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
     /* W, the streamed operand, in the user's naming */
     const int small_n = wp->n <= 16 && (wp->m > 16 || wp->m >= wp->n);
     const char *wname = small_n == p->swap ? "B" : "A";
+    if (cfg->decode) {
+      const int64_t dblocks = ceil_div(ceil_div(rows, 16), 8 / cfg->dkw) * cfg->dsplits *
+                              wp->batch;
+      why_addf(plan,
+               "decode kernel (min(m, n) = %lld <= 16, k contiguous in both operands): the "
+               "%lld x %lld operand %s streamed once from 16-byte loads straight into "
+               "mma.sync m16n8k16 %s (f32 accumulate) through a per-lane cp.async ring, "
+               "16 of its rows per %d warp(s) taking 128-wide k spans in turn, summed in warp "
+               "order; ",
+               (long long)(wp->m < wp->n ? wp->m : wp->n), (long long)rows, (long long)wp->k,
+               wname, tn, cfg->dkw);
+      if (cfg->dsplits > 1)
+        why_addf(plan,
+                 "split-K: k split %d ways (%lld each), f32 partials summed in split order by "
+                 "a second kernel (deterministic); ",
+                 cfg->dsplits, (long long)cfg->dkchunk);
+      why_addf(plan, "%lld blocks, %d per SM resident, %d SMs; when W or X is not 16-byte "
+               "vectorizable at execute: ", (long long)dblocks, cfg->dblocks_per_sm,
+               h->sm_count);
+    }
     why_addf(plan,
              "skinny kernel (min(m, n) = %lld <= 16): the %lld x %lld operand %s streamed "
              "once, %d of its rows x %d k per block and stage (WMMA 16x16x16 %s, f32 "

@@ -197,7 +197,17 @@ typedef struct gk_wmma_config {
   int stages;        /* SKINNY with cp.async: pipeline depth, 4..8 (else 2) */
   int max_stages;    /* SKINNY: the deepest the shared-memory limit allows */
   int blocks_per_sm; /* occupancy of the chosen kernel (plan time) */
+  int decode;        /* SKINNY: the DECODE kernel is usable (sm_80+, W and X
+                        k-contiguous); execute takes it when W and X are
+                        16-byte vectorizable, else the SKINNY configuration */
+  int dsplits;       /* DECODE: k splits */
+  int dkw;           /* DECODE: warps per 16-row tile (1, 2, 4 or 8) */
+  int64_t dkchunk;   /* DECODE: k per split, a multiple of 128 */
+  int dblocks_per_sm;
 } gk_wmma_config;
+/* SKINNY plans: fills cfg->decode, dsplits, dkchunk, dblocks_per_sm for a
+ * device of `sms` SMs (decode = 0 where the DECODE kernel does not apply). */
+void gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_config *cfg, int cc, int sms);
 /* SKINNY: blocks per SM of the kernel cfg selects (bnw, stages, cp.async or
  * not), from the occupancy API; 0 on error (detail set). */
 int gk_wmma_skinny_occupancy(const gk_wmma_problem *p, const gk_wmma_config *cfg);
@@ -206,7 +216,8 @@ int gk_wmma_skinny_occupancy(const gk_wmma_problem *p, const gk_wmma_config *cfg
  * bnw, bk set by the caller).  NOT_SUPPORTED when the device cannot run
  * the kernel (bf16 before sm_80), NO_KERNEL_IMAGE / CUDA_ERROR. */
 gko_status_t gk_wmma_setup(const gk_wmma_problem *p, gk_wmma_config *cfg, int cc);
-/* Bytes of f32 partial sums a SKINNY configuration needs (0 if splits == 1). */
+/* Bytes of f32 partial sums a SKINNY configuration needs (0 if splits == 1;
+ * the larger of the SKINNY and DECODE splittings). */
 size_t gk_wmma_partials_bytes(const gk_wmma_problem *p, const gk_wmma_config *cfg);
 /* Enqueues the GEMM.  c NULL: beta ignored and C not read; bias NULL: none.
  * ws: 16-byte-aligned partials (SKINNY with splits > 1).  Chooses the

@@ -1529,6 +1529,55 @@ Test(gemm_wmma, skinny_m1_to_16_against_float64, .timeout = 900) {
   gko_destroy(h);
 }
 
+/* The decode kernel (sm_80+, x W^T with k contiguous in both operands): the
+ * plan names it; decode shapes, k with a tail in the last 8 (vectors read
+ * partly past k must not be), padded ld, rows not a multiple of 16, k split
+ * (few rows), batches, m = 1, 8 and 9 (one or two mma column tiles), many
+ * rows (2 and 1 warps per 16-row tile), and an ld that is not a multiple of
+ * 8 (the skinny kernel then). */
+Test(gemm_wmma, decode_kernel_against_float64, .timeout = 600) {
+  T_REQUIRE_GPU();
+  uint64_t seed = t_seed();
+  if (t_cc() < 80) cr_skip("the decode kernel needs sm_80 (this GPU: sm_%d)", t_cc());
+  g_backend = GKO_GEMM_BACKEND_WMMA;
+  gko_handle_t h = t_handle();
+  wsbuf w = {0};
+  const struct {
+    int64_t m, n, k, ld_pad, batch; /* ld_pad: lda = ldb = k + ld_pad */
+    int ab, ep;
+    int decode; /* the plan names the decode kernel */
+  } cs[] = {{1, 4096, 4096, 0, 1, 0, 0, 1},   {16, 4104, 4100, 4, 1, 1, 4, 1},
+            {9, 40, 8192, 0, 1, 0, 5, 1},     {8, 1000, 1027, 5, 2, 1, 3, 1},
+            {3, 2100, 3000, 8, 1, 0, 7, 1},   {16, 300, 4096 + 5, 3, 1, 1, 6, 1},
+            {5, 1000, 1000, 1, 1, 0, 1, 0},   {1, 11008, 640, 0, 1, 0, 2, 1},
+            {12, 20000, 136, 8, 1, 1, 3, 1}};
+  int bad = 0;
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+    const gko_dtype_t ab = cs[i].ab ? GKO_DTYPE_BF16 : GKO_DTYPE_F16;
+    gcase c = gc_default(ab, ab, cs[i].m, cs[i].n, cs[i].k);
+    c.tb = 1;
+    c.ldb = cs[i].k + cs[i].ld_pad;
+    c.lda = cs[i].k + cs[i].ld_pad; /* X: k contiguous too */
+    c.batch = cs[i].batch;
+    c.epilogue = cs[i].ep;
+    c.alpha = 1.25f;
+    c.beta = i % 2 ? 0.5f : 0.0f;
+    c.sample_rows = 4;
+    gko_gemm_desc_t desc = make_desc(&c);
+    gko_gemm_plan_t plan;
+    T_OK(gko_gemm_plan_create(h, desc, &plan));
+    char why[2048];
+    T_OK(gko_gemm_plan_describe(plan, why, sizeof why, NULL));
+    cr_expect((strstr(why, "decode kernel") != NULL) == cs[i].decode, "case %zu: %s", i, why);
+    gko_gemm_plan_destroy(plan);
+    gko_gemm_desc_destroy(desc);
+    bad += run_case(h, &c, NULL, &w);
+  }
+  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
+  ws_free(&w);
+  gko_destroy(h);
+}
+
 /* The plan says skinny / split-K, the workspace holds the partials, and two
  * runs (the workspace poisoned in between) are bitwise equal. */
 Test(gemm_wmma, splitk_results_are_bitwise_reproducible) {
