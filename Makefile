@@ -135,8 +135,9 @@ bench: $(BUILD)/bin/gko-bench
 
 # Builds everything and runs gko-bench's default suite on the GPU (on a
 # machine without a usable GPU gko-bench says why and exits with status 2).
+# GKO_BENCH_FLAGS: extra flags, e.g. --json FILE or --power
 run: all bench examples
-	$(BUILD)/bin/gko-bench
+	$(BUILD)/bin/gko-bench $(GKO_BENCH_FLAGS)
 $(BUILD)/bin/gko-bench: $(wildcard bench/*.c bench/*.h) $(SHLIB) lib/libgko.so | $(BUILD)/bin
 	$(CC) -std=gnu11 -O2 -g $(WARN) -Iinclude -I$(CUDA_INC) $(filter %.c,$^) -o $@ $(BENCH_LIBS)
 
