@@ -603,11 +603,13 @@ static gko_status_t lt_plan(gko_gemm_plan_t plan) {
    * a multiple of 16 bytes: either round k up in both copies (zeros in the
    * extra k of both, so the padding adds exact zeros), or copy only the
    * misaligned operands keeping k (LT_KEEP_K): cuBLASLt's kernels need
-   * 16-byte leading dimensions and bases, and on sm_80+ they take any k
-   * (TMA and cp.async zero-fill the k tail).  AUTO prefers the second
-   * there (half the copy traffic, none when only k is odd); docs/gemm.md
-   * has the measurement that decides it. */
-  const int keep_pref = k_odd && h->cc >= 80;
+   * 16-byte leading dimensions and bases, and on sm_80+ they take any k.
+   * AUTO rounds k up: on the H200 (2026-11-30, gko-bench gemm --suite
+   * k1027) keeping k ran 3.9x slower than rounding it (f16 278.5 against
+   * 71.7 us, bf16 278.2 / 70.5, TF32 291.2 / 145.5: cuBLASLt's kernels for
+   * an odd k are slow even on aligned copies), slower even than no copy
+   * (248.2 us).  The k-kept form stays as the fallback (docs/gemm.md). */
+  const int keep_pref = 0;
   const int fix_kpad = k_odd ? 3 : ld_mask;
   const int fix_keep = ld_mask ? (ld_mask | (k_odd ? LT_KEEP_K : 0)) : 0;
   const int fix_mask = keep_pref ? fix_keep : fix_kpad;
