@@ -17,8 +17,10 @@
  * the TFLOP/s (from graph_us) and its fraction of the measured matrix rate
  * (an 8192^3 bf16 GEMM through gko, measured once per run), the bytes of A,
  * B and D moved once over graph_us and their fraction of 4.2 TB/s (the
- * memory floor of issue 4), and the max error relative to max|ref| over
- * sampled rows against a float64 host reference.  Inputs are a 1 Mi-element
+ * memory floor of issue 4), the roofline of the shape (AI: FLOPs per byte
+ * of A, B and D; bound: mma or mem, whichever ceiling is lower at that AI;
+ * of_roof: the attained fraction of it), and the max error relative to
+ * max|ref| over sampled rows against a float64 host reference.  Inputs are a 1 Mi-element
  * random block repeated (the reference reads the same block).  --rotate
  * (on in the decode suite) cycles each call through copies of B totalling
  * at least 256 MB, so the weights come from HBM and not from the 50 MB L2.
@@ -112,10 +114,31 @@ static void shape_name(const gemm_case *g, char *buf, size_t n) {
     snprintf(buf + w, n - (size_t)w, " b%lld", (long long)g->batch);
 }
 
+/* The roofline of the shape: arithmetic intensity (FLOPs per byte of A, B
+ * and D moved once), which ceiling bounds it (the matrix rate, or the
+ * memory floor at 4.2 TB/s: "mma" above the ridge point peak / bandwidth,
+ * "mem" below), and the attained fraction of that ceiling. */
+typedef struct {
+  double ai, roof_tflops, of_roof;
+  const char *bound;
+} roofline;
+
+static roofline roof_of(const gemm_result *r) {
+  roofline f = {0, 0, 0, "-"};
+  if (r->gbs <= 0 || g_peak_tflops <= 0) return f;
+  f.ai = 1e3 * r->tflops / r->gbs; /* (TFLOP/s) / (GB/s) = 1e3 FLOP/byte */
+  const double mem_tflops = f.ai * kHbmBytesPerUs * 1e-6; /* FLOP/byte x TB/s */
+  f.bound = mem_tflops < g_peak_tflops ? "mem" : "mma";
+  f.roof_tflops = mem_tflops < g_peak_tflops ? mem_tflops : g_peak_tflops;
+  f.of_roof = r->tflops / f.roof_tflops;
+  return f;
+}
+
 static void json_row(const gemm_case *g, const gemm_result *r) {
   if (!g_json) return;
   char shape[80];
   shape_name(g, shape, sizeof shape);
+  const roofline rf = roof_of(r);
   long pos = ftell(g_json);
   fprintf(g_json,
           "%s\n  {\"op\": \"gemm\", \"shape\": \"%s\", \"dtype\": \"%s\", \"form\": \"%s\", "
@@ -123,20 +146,25 @@ static void json_row(const gemm_case *g, const gemm_result *r) {
           "\"requested_backend\": \"%s\", \"pad\": \"%s\", \"autotune\": %d, \"ok\": %d, "
           "\"device_us\": %.3f, \"graph_us\": %.3f, \"latency_us\": %.3f, \"host_us\": %.3f, "
           "\"tflops\": %.2f, \"peak_tflops\": %.1f, \"gbs\": %.1f, \"of_hbm\": %.4f, "
+          "\"intensity_flop_per_byte\": %.2f, \"bound\": \"%s\", \"of_roofline\": %.4f, "
           "\"max_rel_err\": %.3g, \"backend\": \"%s\"}",
           pos > 1 ? "," : "", shape, dt_name(g), kEpNames[g->epilogue], (long long)g->m,
           (long long)g->n, (long long)g->k, (long long)g->batch, g->tb,
           kBackendNames[g->backend], kPadNames[g->pad], g->autotune, r->ok, r->dev, r->graph,
           r->lat, r->host, r->tflops, g_peak_tflops, r->gbs, r->gbs / (kHbmBytesPerUs * 1e-3),
-          r->err, r->backend);
+          rf.ai, rf.bound, rf.of_roof, r->err, r->backend);
 }
 
 static void print_row(const gemm_case *g, const gemm_result *r) {
   static int header = 0;
   if (!header) {
-    printf("%-6s %-30s %-5s %-14s %-8s %9s %9s %9s %7s %8s %7s %7s %6s %8s  %s\n", "op",
-           "shape", "dtype", "epilogue", "request", "device_us", "graph_us", "latency", "host_us",
-           "TFLOP/s", "of_peak", "GB/s", "of_bw", "max_err", "backend");
+    printf("%-6s %-30s %-5s %-14s %-8s %9s %9s %9s %7s %8s %7s %7s %6s %6s %-5s %7s %8s  %s\n",
+           "op", "shape", "dtype", "epilogue", "request", "device_us", "graph_us", "latency",
+           "host_us", "TFLOP/s", "of_peak", "GB/s", "of_bw", "AI", "bound", "of_roof", "max_err",
+           "backend");
+    printf("# AI: FLOPs per byte of A, B and D moved once; bound: the roofline ceiling at that "
+           "AI (mma: the measured matrix rate, mem: %.1f TB/s); of_roof: attained / ceiling\n",
+           kHbmBytesPerUs * 1e-6);
     header = 1;
   }
   char shape[80], req[24];
@@ -147,10 +175,13 @@ static void print_row(const gemm_case *g, const gemm_result *r) {
     printf("%-6s %-30s %-5s %-14s %-8s not supported: %s\n", "gemm", shape, dt_name(g),
            kEpNames[g->epilogue], req, r->why);
   } else {
-    printf("%-6s %-30s %-5s %-14s %-8s %9.1f %9.1f %9.1f %7.2f %8.1f %6.1f%% %7.0f %5.1f%% %8.2g  %s\n",
+    const roofline rf = roof_of(r);
+    printf("%-6s %-30s %-5s %-14s %-8s %9.1f %9.1f %9.1f %7.2f %8.1f %6.1f%% %7.0f %5.1f%% "
+           "%6.0f %-5s %6.1f%% %8.2g  %s\n",
            "gemm", shape, dt_name(g), kEpNames[g->epilogue], req, r->dev, r->graph, r->lat,
            r->host, r->tflops, g_peak_tflops > 0 ? 100.0 * r->tflops / g_peak_tflops : 0.0,
-           r->gbs, 100.0 * r->gbs / (kHbmBytesPerUs * 1e-3), r->err, r->backend);
+           r->gbs, 100.0 * r->gbs / (kHbmBytesPerUs * 1e-3), rf.ai, rf.bound, 100.0 * rf.of_roof,
+           r->err, r->backend);
   }
   fflush(stdout);
   json_row(g, r);
