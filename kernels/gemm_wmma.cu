@@ -738,25 +738,27 @@ __global__ void __launch_bounds__(kThreads) skinny_reduce(SkinnyParams P) {
 /* =============================== DECODE ===============================
  * The skinny case again (ns <= 16 rows of X against the nb x k weights W),
  * on sm_80+ when W and X both have k contiguous and 16-byte vectors (the
- * nn.Linear layout, y = x W^T): no shared-memory staging at all.  Each
- * warp feeds mma.sync m16n8k16 (PTX ISA, "Matrix fragments for
- * mma.m16n8k16") straight from 16-byte global loads, with W as the A
- * operand (16 rows) and X^T as B (8 columns; two when ns > 8).  The trick
- * that makes that possible: a dot product does not care in which order k
- * is summed, so inside every 32-wide k block the fragment's k slots are
- * mapped to memory such that each lane's slots are 8 consecutive elements:
- *   lane (g = lane / 4, t = lane % 4) loads W[row g][kb + 8t .. kb + 8t + 7],
+ * nn.Linear layout, y = x W^T).  Each warp feeds mma.sync m16n8k16 (PTX
+ * ISA, "Matrix fragments for mma.m16n8k16") with W as the A operand (16
+ * rows) and X^T as B (8 columns; two MMAs when ns > 8), every operand piece
+ * a 16-byte vector.  The trick that makes that possible: a dot product does
+ * not care in which order k is summed, so inside every 32-wide k block the
+ * fragment's k slots are mapped to memory such that each lane's slots are 8
+ * consecutive elements:
+ *   lane (g = lane / 4, t = lane % 4) takes W[row g][kb + 8t .. kb + 8t + 7],
  *   W[row g + 8][the same] and X[row g][the same]; mma step s in {0, 1}
  *   takes words 2s and 2s + 1 of each as its slots {2t, 2t+1} and
  *   {2t+8, 2t+9} -- the same words in A and B, so the products pair up.
- * A block (8 warps) owns 16 rows of W and one k range (a split); its warps
- * take 128-wide k spans in turn (warp w: spans w, w + 8, ...; each span is
- * 4 k blocks, 8 loads of W per lane, issued one span ahead of the products
- * that use them), and sum their accumulators
- * in shared memory in warp order.  splits == 1: the epilogue runs here;
- * else f32 partials and skinny_reduce, as SKINNY (deterministic either
- * way).  W is read with the streaming cache hint (ld.global.cs: read once),
- * X through the read-only path (every block reads it). */
+ * W's pieces travel through a per-lane cp.async ring in shared memory
+ * (kDecodeStages slots of one 128-wide k span = 8 pieces each; a lane reads
+ * back only what it copied, so there is no barrier; two spans per lane in
+ * flight); X's are loaded into registers (L1 / L2 hits: every tile reads
+ * X).  kw warps (1, 2, 4 or 8, chosen by the plan so that all warps are
+ * resident at once) share a 16-row tile and take its spans in turn (warp
+ * w: spans w, w + kw, ...); a block of 8 warps holds 8 / kw tiles; the kw
+ * warps of a tile sum their accumulators in shared memory in warp order.
+ * splits == 1: the epilogue runs here; else f32 partials and
+ * skinny_reduce, as SKINNY (deterministic either way). */
 constexpr int kDecodeRows = 16, kDecodeUnroll = 4, kDecodeSpan = 32 * kDecodeUnroll;
 constexpr int kDecodeStages = 3;
 constexpr size_t kDecodeSmem = (size_t)kDecodeStages * 2 * kDecodeUnroll * kThreads * 16;

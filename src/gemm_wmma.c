@@ -16,10 +16,12 @@
  * every block is resident at once (one wave: all blocks stream at the same
  * rate and finish together; more bytes in flight per SM).
  * On sm_80+, when W and X both have k contiguous (x W^T, nn.Linear's
- * layout), the plan's own choice is the DECODE kernel instead (mma.sync
- * straight from registers, 16 rows of W per block, k split only when there
- * are fewer 16-row tiles than SMs); execute falls back to the SKINNY
- * configuration when the pointers are not 16-byte vectorizable.
+ * layout) with leading dimensions and batch strides that are multiples of
+ * 8, the plan's own choice is the DECODE kernel instead (mma.sync fed by a
+ * per-lane cp.async ring, 16-row tiles shared by kw warps, k split across
+ * blocks only when the tiles' warps fill less than half the GPU;
+ * gk_wmma_decode_config); execute falls back to the SKINNY configuration
+ * when the pointers are not 16-byte aligned.
  * Everything else takes the TILED kernel (one configuration, 128 x 128).
  * Autotune variants (plan->variant > 0): TILED has one; SKINNY enumerates
  * bnw in {16, 32, 64} x splits in {1, 2, 4, 8}.

@@ -205,8 +205,9 @@ typedef struct gk_wmma_config {
   int64_t dkchunk;   /* DECODE: k per split, a multiple of 128 */
   int dblocks_per_sm;
 } gk_wmma_config;
-/* SKINNY plans: fills cfg->decode, dsplits, dkchunk, dblocks_per_sm for a
- * device of `sms` SMs (decode = 0 where the DECODE kernel does not apply). */
+/* SKINNY plans: fills cfg->decode, dsplits, dkw, dkchunk, dblocks_per_sm
+ * for a device of `sms` SMs (decode = 0 where the DECODE kernel does not
+ * apply).  Sets the kernels' dynamic shared-memory limit. */
 void gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_config *cfg, int cc, int sms);
 /* SKINNY: blocks per SM of the kernel cfg selects (bnw, stages, cp.async or
  * not), from the occupancy API; 0 on error (detail set). */
