@@ -57,7 +57,7 @@ SHLIB  := lib/libgko.so.$(VERSION)
 SONAME := libgko.so.$(MAJOR)
 STLIB  := lib/libgko.a
 
-.PHONY: all library test check deps bench run examples install clean abi-check sanitize tests asan fuzz abi-gate
+.PHONY: all library test check deps bench run examples install clean abi-check sanitize tests asan fuzz abi-gate tsan
 all: library
 
 library: $(SHLIB) lib/$(SONAME) lib/libgko.so $(STLIB)
@@ -171,6 +171,12 @@ sanitize: library $(TEST_BIN)
 # Host code and host-only suites under AddressSanitizer + UBSan + LeakSanitizer.
 asan:
 	sh tests/host_sanitize.sh
+
+# The library's host code + examples/server_embed.c under ThreadSanitizer:
+# worker threads sharing one handle and plans (needs a GPU to run; SKIPPED
+# without one).  The Criterion suites cannot run under ThreadSanitizer.
+tsan:
+	sh tests/tsan_embed.sh
 
 # libFuzzer over every public entry point (clang); GKO_FUZZ_SECONDS bounds it.
 GKO_FUZZ_SECONDS ?= 60
