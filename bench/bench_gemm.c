@@ -177,7 +177,7 @@ static void print_row(const gemm_case *g, const gemm_result *r) {
   } else {
     const roofline rf = roof_of(r);
     printf("%-6s %-30s %-5s %-14s %-8s %9.1f %9.1f %9.1f %7.2f %8.1f %6.1f%% %7.0f %5.1f%% "
-           "%6.0f %-5s %6.1f%% %8.2g  %s\n",
+           "%6.1f %-5s %6.1f%% %8.2g  %s\n",
            "gemm", shape, dt_name(g), kEpNames[g->epilogue], req, r->dev, r->graph, r->lat,
            r->host, r->tflops, g_peak_tflops > 0 ? 100.0 * r->tflops / g_peak_tflops : 0.0,
            r->gbs, 100.0 * r->gbs / (kHbmBytesPerUs * 1e-3), rf.ai, rf.bound, 100.0 * rf.of_roof,
