@@ -10,7 +10,7 @@
  * Each case: a plan (its description printed for single cases),
  * then device time (back-to-back executes between two events, median) and
  * call latency (one execute + stream sync, median), TFLOP/s (2 N K OH OW
- * C/G R S), and the issue's floor:
+ * C/G R S), and the layer's own floor:
  *   floor = (column-matrix bytes written + read + x bytes + y bytes) / copy
  *           bandwidth  +  the GEMM's device time at gko's own GEMM rate,
  * where the GEMM time is measured by running the very GEMMs the plan runs

@@ -13,11 +13,11 @@
  *               what the Python comparison reports for torch too);
  *   latency_us  one execute + stream sync on the host clock (median);
  *   host_us     host time per execute: the wall time of the back-to-back
- *               enqueues divided by their number (issue 3: <= 5 us);
+ *               enqueues divided by their number (target: <= 5 us);
  * the TFLOP/s (from graph_us) and its fraction of the measured matrix rate
  * (an 8192^3 bf16 GEMM through gko, measured once per run), the bytes of A,
  * B and D moved once over graph_us and their fraction of 4.2 TB/s (the
- * memory floor of issue 4), the roofline of the shape (AI: FLOPs per byte
+ * decode memory floor), the roofline of the shape (AI: FLOPs per byte
  * of A, B and D; bound: mma or mem, whichever ceiling is lower at that AI;
  * of_roof: the attained fraction of it), and the max error relative to
  * max|ref| over sampled rows against a float64 host reference.  Inputs are a 1 Mi-element
@@ -29,7 +29,7 @@
 #include "bench.h"
 
 enum { kBlk = 1 << 20, kMaxRot = 64 };
-static const double kHbmBytesPerUs = 4.2e6; /* 4.2 TB/s: issue 4's memory floor */
+static const double kHbmBytesPerUs = 4.2e6; /* 4.2 TB/s: the decode memory floor */
 
 typedef struct {
   gko_gemm_plan_t plan;
@@ -345,7 +345,7 @@ static const struct {
   int tf32;
 } kTypes[] = {{GKO_DTYPE_F16, 0}, {GKO_DTYPE_BF16, 0}, {GKO_DTYPE_F32, 1}};
 
-/* Issue 3's shapes through AUTO. */
+/* The BERT-base and square shapes through AUTO. */
 static int suite_shapes(gko_handle_t h, cudaStream_t s) {
   const struct {
     const char *name;
@@ -385,7 +385,7 @@ static int suite_k1027(gko_handle_t h, cudaStream_t s) {
 }
 
 /* The linear layer x W^T (+ bias, + GELU) at BERT FFN1, as F.linear holds
- * it: AUTO, then WMMA forced for the fused GELU-erf (issue 4: <= 1.25x the
+ * it: AUTO, then WMMA forced for the fused GELU-erf (target: <= 1.25x the
  * plain cuBLAS GEMM, and faster than the two-pass path). */
 static int suite_ffn1(gko_handle_t h, cudaStream_t s) {
   const int eps[4] = {GKO_EPILOGUE_NONE, GKO_EPILOGUE_BIAS, GKO_EPILOGUE_BIAS_GELU_TANH,
@@ -417,7 +417,7 @@ static int suite_ffn1(gko_handle_t h, cudaStream_t s) {
   return fails;
 }
 
-/* 4096^3 with the WMMA backend forced against cuBLASLt (issue 4: >= 35 %). */
+/* 4096^3 with the WMMA backend forced against cuBLASLt (target: >= 35 %). */
 static int suite_square(gko_handle_t h, cudaStream_t s) {
   int fails = 0;
   printf("# square4k: WMMA forced vs cuBLASLt\n");
@@ -444,7 +444,7 @@ static int suite_square(gko_handle_t h, cudaStream_t s) {
   return fails;
 }
 
-/* Decode shapes (issue 4): m <= 16 rows against n x k weights, both weight
+/* Decode shapes: m <= 16 rows against n x k weights, both weight
  * layouts (W [n, k] as nn.Linear holds it: transb; B [k, n]), cuBLASLt and
  * WMMA side by side, weights rotated beyond L2.  Target: >= 93 % of the
  * memory floor (bytes of A, B and D once / 4.2 TB/s) in graph time. */

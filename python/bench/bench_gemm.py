@@ -3,7 +3,7 @@ the same inputs.  torch.matmul for the plain shapes; for BERT's FFN1 linear
 layer F.linear, F.linear with bias, torch._addmm_activation (cuBLASLt's
 bias+GELU-tanh epilogue) and F.gelu(F.linear(...)) (erf, eager).
 
-Decode shapes (issue 4): m = 1 or 16 rows against 4096 x 4096 and
+Decode shapes: m = 1 or 16 rows against 4096 x 4096 and
 11008 x 4096 weights, in both layouts (W [n, k] through F.linear, B [k, n]
 through torch.matmul), gko with the cuBLASLt and the WMMA backend forced,
 the weights rotated over copies totalling >= 256 MB so that they come from
@@ -70,7 +70,7 @@ def backend_of(plan):
 
 
 DECODE = [(1, 4096, 4096), (16, 4096, 4096), (1, 11008, 4096), (16, 11008, 4096)]
-HBM_BYTES_PER_US = 4.2e6  # issue 4's memory floor: 4.2 TB/s
+HBM_BYTES_PER_US = 4.2e6  # the decode memory floor: 4.2 TB/s
 
 
 def rotation(tensors):
