@@ -1148,28 +1148,38 @@ extern "C" size_t gk_wmma_partials_bytes(const gk_wmma_problem *p, const gk_wmma
   return (size_t)p->batch * (size_t)splits * (size_t)s.ns * (size_t)s.nb * sizeof(float);
 }
 
-extern "C" void gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_config *cfg, int cc,
-                                      int sms) {
+extern "C" gko_status_t gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_config *cfg,
+                                              int cc, int sms) {
   cfg->decode = 0;
   cfg->dsplits = 1;
   cfg->dkchunk = p->k;
-  if (cfg->kind != GK_WMMA_SKINNY || cc < 80 || p->k <= 0) return;
+  if (cfg->kind != GK_WMMA_SKINNY || cc < 80 || p->k <= 0) return GKO_STATUS_SUCCESS;
   const SkinnyMap s = skinny_map(p);
-  if (!s.wk || s.sxp != 1) return;
+  if (!s.wk || s.sxp != 1) return GKO_STATUS_SUCCESS;
   /* 16-byte vectors along k in every line and batch (the pointers are
    * checked at execute) */
-  if (s.swj % 8 || (s.ns > 1 && s.sxi % 8) || (p->batch > 1 && (s.bw % 8 || s.bx % 8))) return;
+  if (s.swj % 8 || (s.ns > 1 && s.sxi % 8) || (p->batch > 1 && (s.bw % 8 || s.bx % 8)))
+    return GKO_STATUS_SUCCESS;
   const int dt = p->ab_dtype == GKO_DTYPE_BF16;
   const void *fn = (const void *)kDecode[dt][s.ns > 8];
+  /* the ring and the reduction buffer must fit a block's shared memory
+   * (not on sm_86 / sm_89, 99 KB: the SKINNY configuration stays); checked
+   * first, so that every CUDA call below that fails is a real error */
+  int dev = 0, optin = 0;
+  cudaFuncAttributes fa;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e == cudaSuccess)
+    e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+  if (e == cudaSuccess) e = cudaFuncGetAttributes(&fa, fn);
+  if (e != cudaSuccess) return gk_cuda_fail(e, "WMMA decode kernel: device attributes");
+  if (fa.sharedSizeBytes + kDecodeSmem > (size_t)optin) return GKO_STATUS_SUCCESS;
+  e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kDecodeSmem);
+  if (e != cudaSuccess) return gk_cuda_fail(e, "WMMA decode kernel: cudaFuncSetAttribute");
   int occ = 0;
-  if (cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kDecodeSmem) !=
-          cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, kThreads, kDecodeSmem) !=
-          cudaSuccess ||
-      occ <= 0) {
-    (void)cudaGetLastError(); /* not an error: the SKINNY configuration stays */
-    return;
-  }
+  e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, kThreads, kDecodeSmem);
+  if (e != cudaSuccess)
+    return gk_cuda_fail(e, "cudaOccupancyMaxActiveBlocksPerMultiprocessor (WMMA decode kernel)");
+  if (occ <= 0) return GKO_STATUS_SUCCESS; /* does not fit: SKINNY stays */
   if (sms < 1) sms = 1;
   /* Warps per 16-row tile (kw, taking its k spans in turn): the most, up
    * to 8, with which all the tiles' warps are resident at once (one wave:
@@ -1195,6 +1205,7 @@ extern "C" void gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_config *
   cfg->dkchunk = chunk;
   cfg->dsplits = (int)((p->k + chunk - 1) / chunk);
   cfg->dblocks_per_sm = occ;
+  return GKO_STATUS_SUCCESS;
 }
 
 extern "C" gko_status_t gk_wmma_launch(const gk_wmma_problem *p, const gk_wmma_config *cfg,

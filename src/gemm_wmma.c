@@ -161,7 +161,10 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
     cfg->kchunk = skinny_chunk(wp->k, cfg->bk, &cfg->splits);
     /* the DECODE kernel where it applies (the plan's own choice only; the
      * autotune variants are SKINNY configurations) */
-    if (!want_bnw) gk_wmma_decode_config(wp, cfg, h->cc, (int)sms);
+    if (!want_bnw && (s = gk_wmma_decode_config(wp, cfg, h->cc, (int)sms))) {
+      free(st);
+      return s;
+    }
     /* the partial sums must fit the workspace bound */
     st->partials = gk_wmma_partials_bytes(wp, cfg);
     if (st->partials && p->max_workspace >= 0 &&

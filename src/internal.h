@@ -207,8 +207,10 @@ typedef struct gk_wmma_config {
 } gk_wmma_config;
 /* SKINNY plans: fills cfg->decode, dsplits, dkw, dkchunk, dblocks_per_sm
  * for a device of `sms` SMs (decode = 0 where the DECODE kernel does not
- * apply).  Sets the kernels' dynamic shared-memory limit. */
-void gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_config *cfg, int cc, int sms);
+ * apply or does not fit).  Sets the kernel's dynamic shared-memory limit.
+ * CUDA_ERROR (detail set) when a CUDA call fails. */
+gko_status_t gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_config *cfg, int cc,
+                                   int sms);
 /* SKINNY: blocks per SM of the kernel cfg selects (bnw, stages, cp.async or
  * not), from the occupancy API; 0 on error (detail set). */
 int gk_wmma_skinny_occupancy(const gk_wmma_problem *p, const gk_wmma_config *cfg);
