@@ -229,6 +229,59 @@ class _Owned:
             pass
 
 
+class _Plan(_Owned):
+    """What the GEMM, SpMM and conv plans share: the workspace query, the
+    description, and a workspace kept for execute calls without one.  A
+    subclass names its C functions in _WORKSPACE_SIZE and _DESCRIBE."""
+
+    _WORKSPACE_SIZE = _DESCRIBE = None
+
+    @property
+    def workspace_size(self):
+        v = ctypes.c_size_t(0)
+        _check(getattr(library(), self._WORKSPACE_SIZE)(self._p, ctypes.byref(v)),
+               self._WORKSPACE_SIZE)
+        return v.value
+
+    def describe(self):
+        fn = getattr(library(), self._DESCRIBE)
+        need = ctypes.c_size_t(0)
+        _check(fn(self._p, None, 0, ctypes.byref(need)), self._DESCRIBE)
+        buf = ctypes.create_string_buffer(need.value)
+        _check(fn(self._p, buf, need.value, None), self._DESCRIBE)
+        return buf.value.decode("utf-8", "replace")
+
+    def _workspace(self, like):
+        """The plan's own workspace (grown on demand) on like's device."""
+        need = self.workspace_size
+        if need == 0:
+            return None, 0
+        if self._ws is None or self._ws.numel() < need:
+            import torch
+            self._ws = torch.empty(need, dtype=torch.uint8, device=like.device)
+        return self._ws.data_ptr(), need
+
+    def _forget(self):
+        self._ws = None
+
+
+_WORKSPACES = {}
+
+
+def _workspace_for(t, stream, need):
+    """A workspace of at least need bytes for the torch conveniences, one per
+    (device, stream): calls on one stream run in order, so they can share it."""
+    if need == 0:
+        return None, 0
+    import torch
+    key = (t.device.index, stream)
+    ws = _WORKSPACES.get(key)
+    if ws is None or ws.numel() < need:
+        ws = torch.empty(need, dtype=torch.uint8, device=t.device)
+        _WORKSPACES[key] = ws
+    return ws.data_ptr(), ws.numel()
+
+
 class Handle(_Owned):
     """A gko handle bound to the current CUDA device.  Use as a context
     manager or call close()."""

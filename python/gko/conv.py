@@ -18,8 +18,8 @@ alignment), with a workspace per (device, stream) grown on demand.
 import ctypes
 import enum
 
-from . import (_Owned, _check, _declare, _handle_t, _status_t, _stream_of, _stream_t,
-               as_device_array)
+from . import (_Owned, _Plan, _check, _declare, _handle_t, _status_t, _stream_of, _stream_t,
+               _workspace_for, as_device_array)
 from .gemm import Compute, Epilogue, _align, _dtype, _enum
 
 __all__ = ["Layout", "Attr", "Info", "Path", "Plan", "conv2d", "output_shape"]
@@ -179,12 +179,14 @@ def output_shape(n, c, h, w, k, r, s, stride=1, padding=0, dilation=1, **attrs):
         d.close()
 
 
-class Plan(_Owned):
+class Plan(_Plan):
     """A gko conv plan: Plan(handle, dtype, layout, n, c, h, w, k, r, s,
     stride=1, padding=0, dilation=1, groups=1, epilogue="none", ...).
     stride/padding/dilation are ints or (height, width) pairs; other keyword
     attributes as Attr names.  execute() only enqueues; its workspace is
     allocated once (torch) unless workspace= is given."""
+
+    _WORKSPACE_SIZE, _DESCRIBE = "gko_conv_workspace_size", "gko_conv_plan_describe"
 
     def __init__(self, handle, dtype, layout, n, c, h, w, k, r, s, stride=1, padding=0,
                  dilation=1, **attrs):
@@ -207,32 +209,8 @@ class Plan(_Owned):
         return v.value
 
     @property
-    def workspace_size(self):
-        v = _c.c_size_t(0)
-        _check(_lib().gko_conv_workspace_size(self._p, _c.byref(v)), "gko_conv_workspace_size")
-        return v.value
-
-    @property
     def path(self):
         return Path(self.info(Info.PATH))
-
-    def describe(self):
-        need = _c.c_size_t(0)
-        _check(_lib().gko_conv_plan_describe(self._p, None, 0, _c.byref(need)),
-               "gko_conv_plan_describe")
-        buf = _c.create_string_buffer(need.value)
-        _check(_lib().gko_conv_plan_describe(self._p, buf, need.value, None),
-               "gko_conv_plan_describe")
-        return buf.value.decode("utf-8", "replace")
-
-    def _workspace(self, like):
-        need = self.workspace_size
-        if need == 0:
-            return None, 0
-        if self._ws is None or self._ws.numel() < need:
-            import torch
-            self._ws = torch.empty(need, dtype=torch.uint8, device=like.device)
-        return self._ws.data_ptr(), need
 
     def execute(self, x, w, y, bias=None, workspace=None, stream=None):
         """y = act(conv(x, w) + bias).  Returns y."""
@@ -249,29 +227,13 @@ class Plan(_Owned):
     def _release(self, ptr):
         _lib().gko_conv_plan_destroy(ptr)
 
-    def _forget(self):
-        self._ws = None
-
 
 # ---------------------------------------------------------------------------
 # torch convenience
 # ---------------------------------------------------------------------------
 
 _PLANS_MAX = 128  # plans cached per handle (Handle._cached_plan)
-_WORKSPACES = {}
 _ACT = {None: 0, "none": 0, "relu": 1, "gelu": 2, "gelu_erf": 2, "gelu_tanh": 3}
-
-
-def _workspace_for(t, stream, need):
-    if need == 0:
-        return None, 0
-    import torch
-    key = (t.device.index, stream)
-    ws = _WORKSPACES.get(key)
-    if ws is None or ws.numel() < need:
-        ws = torch.empty(need, dtype=torch.uint8, device=t.device)
-        _WORKSPACES[key] = ws
-    return ws.data_ptr(), ws.numel()
 
 
 def conv2d(handle, x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,

@@ -18,8 +18,8 @@ grown on demand; a Plan you hold allocates its workspace once.
 import ctypes
 import enum
 
-from . import (Dtype, _check, _declare, _handle_t, _status_t, _stream_of, _stream_t,
-               _Owned, as_device_array)
+from . import (Dtype, _Owned, _Plan, _check, _declare, _handle_t, _status_t, _stream_of,
+               _stream_t, _workspace_for, as_device_array)
 
 __all__ = ["Op", "Layout", "Epilogue", "Backend", "Compute", "Fusion", "Pad", "Attr",
            "Desc", "Plan", "gemm", "linear"]
@@ -198,11 +198,13 @@ class Desc(_Owned):
         _lib().gko_gemm_desc_destroy(ptr)
 
 
-class Plan(_Owned):
+class Plan(_Plan):
     """A gko GEMM plan.  Keyword attributes as Desc (transa=True, lda=...,
     batch_count=..., epilogue="bias_gelu_tanh", compute="tf32", ...).
     execute() only enqueues; its workspace is allocated once (torch) unless
     workspace= is given."""
+
+    _WORKSPACE_SIZE, _DESCRIBE = "gko_gemm_workspace_size", "gko_gemm_plan_describe"
 
     def __init__(self, handle, ab_dtype, cd_dtype, m, n, k, **attrs):
         self.handle = handle
@@ -215,34 +217,10 @@ class Plan(_Owned):
         self._ws = None
 
     @property
-    def workspace_size(self):
-        v = _c.c_size_t(0)
-        _check(_lib().gko_gemm_workspace_size(self._p, _c.byref(v)), "gko_gemm_workspace_size")
-        return v.value
-
-    @property
     def backend(self):
         v = _c.c_int(0)
         _check(_lib().gko_gemm_plan_backend(self._p, _c.byref(v)), "gko_gemm_plan_backend")
         return Backend(v.value)
-
-    def describe(self):
-        need = _c.c_size_t(0)
-        _check(_lib().gko_gemm_plan_describe(self._p, None, 0, _c.byref(need)),
-               "gko_gemm_plan_describe")
-        buf = _c.create_string_buffer(need.value)
-        _check(_lib().gko_gemm_plan_describe(self._p, buf, need.value, None),
-               "gko_gemm_plan_describe")
-        return buf.value.decode("utf-8", "replace")
-
-    def _workspace(self, like):
-        need = self.workspace_size
-        if need == 0:
-            return None, 0
-        if self._ws is None or self._ws.numel() < need:
-            import torch
-            self._ws = torch.empty(need, dtype=torch.uint8, device=like.device)
-        return self._ws.data_ptr(), need
 
     def execute(self, a, b, d, c=None, bias=None, alpha=1.0, beta=0.0, workspace=None,
                 stream=None):
@@ -261,9 +239,6 @@ class Plan(_Owned):
 
     def _release(self, ptr):
         _lib().gko_gemm_plan_destroy(ptr)
-
-    def _forget(self):
-        self._ws = None
 
 
 # ---------------------------------------------------------------------------
@@ -300,19 +275,6 @@ def _plan_for(handle, key, make):
     return handle._cached_plan(("gemm",) + key, make, _PLANS_MAX)
 
 
-_WORKSPACES = {}
-
-
-def _workspace_for(t, stream, need):
-    if need == 0:
-        return None, 0
-    import torch
-    key = (t.device.index, stream)
-    ws = _WORKSPACES.get(key)
-    if ws is None or ws.numel() < need:
-        ws = torch.empty(need, dtype=torch.uint8, device=t.device)
-        _WORKSPACES[key] = ws
-    return ws.data_ptr(), ws.numel()
 
 
 def gemm(handle, a, b, out=None, c=None, bias=None, alpha=1.0, beta=0.0, transa=False,

@@ -20,7 +20,7 @@ otherwise.
 import ctypes
 import enum
 
-from . import (_Owned, _check, _declare, _handle_t, _status_t, _stream_of, _stream_t,
+from . import (_Owned, _Plan, _check, _declare, _handle_t, _status_t, _stream_of, _stream_t,
                as_device_array)
 
 __all__ = ["Index", "CsrCheck", "Layout", "Kernel", "CSR", "Plan", "spmm"]
@@ -172,13 +172,15 @@ class CSR(_Owned):
         _lib().gko_csr_destroy(ptr)
 
 
-class Plan(_Owned):
+class Plan(_Plan):
     """A gko SpMM plan for C[m, n] = alpha * A @ B[k, n] + beta * C.
     ldb/ldc default to tight (n for row-major).  kernel: "auto", "row_split"
     or "merge".  Creating it runs CUB reductions over row_ptr and waits.
     execute() only enqueues; the workspace (MERGE, or ROW_SPLIT with long
     rows cut into segments) is allocated once with
     torch unless workspace= is given."""
+
+    _WORKSPACE_SIZE, _DESCRIBE = "gko_spmm_workspace_size", "gko_spmm_plan_describe"
 
     def __init__(self, handle, csr, n, layout="row_major", ldb=None, ldc=None, kernel="auto",
                  stream=None):
@@ -200,25 +202,10 @@ class Plan(_Owned):
         self._ws = None
 
     @property
-    def workspace_size(self):
-        v = _c.c_size_t(0)
-        _check(_lib().gko_spmm_workspace_size(self._p, _c.byref(v)), "gko_spmm_workspace_size")
-        return v.value
-
-    @property
     def kernel(self):
         v = _c.c_int(0)
         _check(_lib().gko_spmm_plan_kernel(self._p, _c.byref(v)), "gko_spmm_plan_kernel")
         return Kernel(v.value)
-
-    def describe(self):
-        need = _c.c_size_t(0)
-        _check(_lib().gko_spmm_plan_describe(self._p, None, 0, _c.byref(need)),
-               "gko_spmm_plan_describe")
-        buf = _c.create_string_buffer(need.value)
-        _check(_lib().gko_spmm_plan_describe(self._p, buf, need.value, None),
-               "gko_spmm_plan_describe")
-        return buf.value.decode("utf-8", "replace")
 
     def _check_dense(self, t, rows, name, ld):
         """The pointer of a dense operand, after checking dtype, shape and
@@ -241,15 +228,6 @@ class Plan(_Owned):
                                  "dimension %d" % (name, (s0, s1), self.layout.name, ld))
         return da.ptr
 
-    def _workspace(self, like):
-        need = self.workspace_size
-        if need == 0:
-            return None, 0
-        if self._ws is None or self._ws.numel() < need:
-            import torch
-            self._ws = torch.empty(need, dtype=torch.uint8, device=like.device)
-        return self._ws.data_ptr(), need
-
     def execute(self, B, C, alpha=1.0, beta=0.0, workspace=None, stream=None):
         """C = alpha * A @ B + beta * C.  Returns C."""
         m, k = self.csr.shape
@@ -267,9 +245,6 @@ class Plan(_Owned):
 
     def _release(self, ptr):
         _lib().gko_spmm_plan_destroy(ptr)
-
-    def _forget(self):
-        self._ws = None
 
 
 _PLANS_MAX = 64  # plans cached per handle (Handle._cached_plan)
