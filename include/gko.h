@@ -755,9 +755,11 @@ GKO_API gko_status_t gko_csr_validate(gko_handle_t handle, gko_csr_t csr,
  *     and pointers allow; elements otherwise), narrow n packing several
  *     rows into a warp; the row's entries read 4 at a time, the next
  *     step's (and the next row's) indices loaded while B is in flight.
- *     Rows longer than about a resident group's share of the entries are
- *     cut into segments summed in the workspace and added in order by a
- *     second kernel.  One launch without long rows, two with.
+ *     Rows longer than about a resident group's share of the entries
+ *     (kept within 64..256) are cut into segments summed in the workspace
+ *     and added in order by a second kernel; on large matrices (nnz above
+ *     32 x SMs x 256) the segments are started before the rows.  One
+ *     launch without long rows, two with.
  *   MERGE: nnz-balanced -- the merge-path decomposition of Merrill and
  *     Garland ("Merge-based Parallel Sparse Matrix-Vector Multiplication",
  *     SC'16) over rows + entries, computed once in the plan: every warp
@@ -846,8 +848,8 @@ GKO_API gko_status_t gko_spmm_plan_kernel(gko_spmm_plan_t plan,
  * with the row statistics, in the form "ROW_SPLIT: 32 lanes x 1 16-byte vectors
  * across n (1 tile), 1 lanes across entries, 1 row per warp, T threads x
  * B blocks (scalar path when B or C is not 16-byte aligned); R rows longer
- * than L entries cut into S segments (SB blocks), summed in order by a
- * second kernel; rows: m, nnz, mean, max, cv, empty; AUTO: ROW_SPLIT (long
+ * than L entries cut into S segments (SB blocks[, started before the rows;
+ * grid not persistent]), summed in order by a second kernel; rows: m, nnz, mean, max, cv, empty; AUTO: ROW_SPLIT (long
  * rows in segments)" with the numbers filled in.
  * Always NUL-terminated when bytes > 0 (truncated if needed); *required
  * (may be NULL) receives the full size with the terminator.

@@ -84,10 +84,12 @@ struct Params {
   int64_t npad;
   const int64_t *runs;
   /* ROW_SPLIT: rows longer than long_len (0: none) are cut into nseg
-   * segments (seg[2 s], seg[2 s + 1]) = entry range, processed by the
-   * blocks from row_blocks on into partials slot s */
+   * segments (seg[2 s], seg[2 s + 1]) = entry range, processed into
+   * partials slot s by the blocks other than the row_blocks row blocks:
+   * after them, or before them when seg_first */
   int64_t long_len, row_blocks, nseg;
   const int64_t *seg;
+  int seg_first;
 };
 
 template <int VW>
@@ -325,9 +327,11 @@ __device__ __forceinline__ void lean_accumulate(const Params &p, const I *ci, co
 
 /* Rows: 2^lg_r row groups of 2^lg_gc lanes per warp, a lane owning one
  * 16-byte vector (or element) of C's row per column tile, grid-stride over
- * rows in the first row_blocks blocks.  Rows longer than long_len are
- * skipped there; the blocks after row_blocks process their segments into
- * the workspace (segfix_kernel sums them in order). */
+ * rows in row_blocks blocks (the first ones, or the last ones when
+ * seg_first).  Rows longer than long_len are skipped there; the other
+ * blocks process their segments into the workspace (segfix_kernel sums
+ * them in order).  The block scheduler starts blocks roughly in index
+ * order, so seg_first starts the long chains first. */
 template <typename T, typename I, int VW, int NV>
 __global__ void __launch_bounds__(kMaxBlock, 4) rowsplit_kernel(Params p) {
   const I *rp = static_cast<const I *>(p.rp);
@@ -342,8 +346,10 @@ __global__ void __launch_bounds__(kMaxBlock, 4) rowsplit_kernel(Params p) {
   const int R = 1 << p.lg_r;
   const int wpb = blockDim.x >> 5;
   const int wib = threadIdx.x >> 5;
-  if ((int64_t)blockIdx.x < p.row_blocks) {
-    const int64_t warp = (int64_t)blockIdx.x * wpb + wib;
+  const int64_t seg_blocks = (int64_t)gridDim.x - p.row_blocks;
+  const int64_t rb = p.seg_first ? (int64_t)blockIdx.x - seg_blocks : (int64_t)blockIdx.x;
+  if (rb >= 0 && rb < p.row_blocks) {
+    const int64_t warp = rb * wpb + wib;
     const int64_t nwarps = p.row_blocks * wpb;
     if (p.ntiles == 1) {
       /* One column tile: the group's rows as one pipeline.  While a
@@ -447,8 +453,8 @@ __global__ void __launch_bounds__(kMaxBlock, 4) rowsplit_kernel(Params p) {
     }
     return;
   }
-  const int64_t warp = ((int64_t)blockIdx.x - p.row_blocks) * wpb + wib;
-  const int64_t nwarps = ((int64_t)gridDim.x - p.row_blocks) * wpb;
+  const int64_t warp = (p.seg_first ? (int64_t)blockIdx.x : rb - p.row_blocks) * wpb + wib;
+  const int64_t nwarps = seg_blocks * wpb;
   for (int64_t s = warp * R + g; s - g < p.nseg; s += nwarps * R) {
     if (s >= p.nseg) continue;
     const int64_t a = p.seg[2 * s], e = p.seg[2 * s + 1];
@@ -690,6 +696,7 @@ extern "C" gko_status_t gk_spmm_launch(const gk_spmm_args *a) {
   p.long_len = a->long_len;
   p.nseg = a->nseg;
   p.seg = a->seg;
+  p.seg_first = a->seg_first;
   p.row_blocks = a->row_blocks > 0 ? a->row_blocks : a->shape.grid;
   cudaStream_t st = (cudaStream_t)a->stream;
   /* The kernels' warp arithmetic: whole warps, lg_gc + lg_gk + lg_r = 5

@@ -341,8 +341,9 @@ typedef struct gk_spmm_shape {
   int64_t ntiles;
   int block;    /* threads per block (occupancy API) */
   int64_t grid; /* blocks */
-  int64_t row_blocks; /* ROW_SPLIT: the first row_blocks blocks take rows,
-                       * the rest long-row segments */
+  int64_t row_blocks; /* ROW_SPLIT: row_blocks blocks take rows (the
+                       * first ones; the last ones when the plan puts
+                       * segments first), the rest long-row segments */
 } gk_spmm_shape;
 
 /* One SpMM launch: everything already checked. */
@@ -366,12 +367,14 @@ typedef struct gk_spmm_args {
   float *partials;
   int64_t npad;
   /* ROW_SPLIT: rows longer than long_len (0: none) run as nseg segments
-   * (entry ranges, seg[2 * nseg]) in the blocks after the first row_blocks
-   * (0: all blocks are row blocks), their sums in partial slots (npad
-   * floats each) added per row by a second kernel from runs (row, first
-   * segment, segments; nruns of them) */
+   * (entry ranges, seg[2 * nseg]) in the blocks other than the row_blocks
+   * row blocks (0: all blocks are row blocks) -- after them, or before
+   * them when seg_first -- their sums in partial slots (npad floats each)
+   * added per row by a second kernel from runs (row, first segment,
+   * segments; nruns of them) */
   int64_t long_len, row_blocks, nseg;
   const int64_t *seg;
+  int seg_first;
   void *stream;
 } gk_spmm_args;
 

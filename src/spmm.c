@@ -39,6 +39,7 @@ struct gko_spmm_plan_s {
   /* MERGE and ROW_SPLIT's long rows */
   int64_t units, per_unit, nruns, npad;
   int64_t long_len, nseg; /* ROW_SPLIT */
+  int seg_first;           /* ROW_SPLIT: segment blocks before the row blocks */
   int64_t *dev;         /* MERGE: part[2 * (units + 1)] then runs[3 * nruns];
                          * ROW_SPLIT: seg[2 * nseg] then runs[3 * nruns] */
   size_t ws_bytes;
@@ -46,10 +47,6 @@ struct gko_spmm_plan_s {
 };
 
 static int64_t ceil_div(int64_t a, int64_t b) { return gk_ceil_div64(a, b); }
-
-/* ROW_SPLIT's grid is persistent (resident blocks only) when segments are
- * at most this long (or there are none: long_len 0) */
-static const int64_t kPersistMaxSeg = 256;
 
 static gko_status_t gk_spmm_size_grid(struct gko_spmm_plan_s *p, gk_spmm_shape *s) {
   int block = 0, grid = 0;
@@ -78,13 +75,14 @@ static gko_status_t gk_spmm_size_grid(struct gko_spmm_plan_s *p, gk_spmm_shape *
   const int64_t cap = (int64_t)1 << 30;
   s->grid = ceil_div(warps, wpb);
   if (s->grid > cap) s->grid = cap;
-  if (p->kernel == GKO_SPMM_KERNEL_ROW_SPLIT && p->long_len <= kPersistMaxSeg) {
+  if (p->kernel == GKO_SPMM_KERNEL_ROW_SPLIT && !p->seg_first) {
     /* persistent: no more row blocks than fit on the GPU at once (the
      * occupancy API's grid, in blocks of this size), each group striding
      * over rows -- no partial last wave, and the kernel's cross-row
-     * prefetch has a next row to fetch.  Not with long segments: there
-     * the segment blocks, queued behind the resident row blocks, ran as
-     * a tail (H200: R-MAT 2^18 x 16, n = 128 f32, 3.2x slower) */
+     * prefetch has a next row to fetch.  Not for large skewed matrices
+     * (seg_first): there the rows, handed out statically, and segment
+     * blocks queued behind resident row blocks made a tail (H200: R-MAT
+     * 2^18 x 16, n = 128 f32, 3.2x slower with 932-entry segments) */
     const int64_t resident = (int64_t)grid * (block / s->block);
     if (resident >= 1 && s->grid > resident) s->grid = resident;
   }
@@ -101,8 +99,12 @@ static gko_status_t gk_spmm_size_grid(struct gko_spmm_plan_s *p, gk_spmm_shape *
 /* ROW_SPLIT: rows longer than this many entries are cut into segments,
  * so that no group's chain of dependent loads is much longer than the
  * average group's share of the entries (nnz over the groups resident on
- * the GPU, about 32 warps per SM) -- and never shorter than kSegMin. */
+ * the GPU, about 32 warps per SM) -- never shorter than kSegMin, and never
+ * longer than kSegMax.  When that share is above kSegMax (large matrices:
+ * nnz > 32 x SMs x kSegMax, 1.08 M on an H200) the segment blocks go
+ * first and the grid is not persistent (docs/spmm.md, design 5). */
 static const int64_t kSegMin = 64;
+static const int64_t kSegMax = 256;
 static const int64_t kSegWarpsPerSm = 32;
 
 /* ROW_SPLIT's long-row segments: row_ptr copied to the host (plan time,
@@ -260,9 +262,10 @@ static void gk_spmm_explain(struct gko_spmm_plan_s *p, int forced) {
     GK_APPEND("; %lld warps of %lld row ends + entries, %lld rows split between warps",
               (long long)p->units, (long long)p->per_unit, (long long)p->nruns);
   if (p->kernel == GKO_SPMM_KERNEL_ROW_SPLIT && p->nseg > 0)
-    GK_APPEND("; %lld rows longer than %lld entries cut into %lld segments (%lld blocks), "
+    GK_APPEND("; %lld rows longer than %lld entries cut into %lld segments (%lld blocks%s), "
               "summed in order by a second kernel", (long long)p->nruns, (long long)p->long_len,
-              (long long)p->nseg, (long long)(s->grid - s->row_blocks));
+              (long long)p->nseg, (long long)(s->grid - s->row_blocks),
+              p->seg_first ? ", started before the rows; grid not persistent" : "");
   GK_APPEND("; rows: m %lld, nnz %lld, mean %.2f, max %lld, cv %.2f, empty %lld",
             (long long)p->a.m, (long long)p->a.nnz, p->mean, (long long)p->max_len, p->cv,
             (long long)p->empty_rows);
@@ -380,9 +383,14 @@ GKO_API gko_status_t gko_spmm_plan_create(gko_handle_t handle, gko_csr_t csr, in
       if (p->kernel == GKO_SPMM_KERNEL_ROW_SPLIT) {
         int64_t L = ceil_div(csr->nnz, (int64_t)handle->sm_count * kSegWarpsPerSm);
         if (L < kSegMin) L = kSegMin;
+        if (L > kSegMax) {
+          L = kSegMax;
+          p->seg_first = 1;
+        }
         p->long_len = ceil_div(L, 4) * 4;
         if (p->max_len > p->long_len) s = gk_spmm_plan_segments(p, stream);
         else p->long_len = 0;
+        if (p->long_len == 0) p->seg_first = 0; /* no segments: rows only, persistent */
       }
     }
     if (!s) s = gk_spmm_size_grid(p, &p->shape[0]);
@@ -528,6 +536,7 @@ GKO_API gko_status_t gko_spmm_execute(gko_spmm_plan_t plan, float alpha, const v
     a.long_len = p->long_len;
     a.nseg = p->nseg;
     a.seg = p->dev;
+    a.seg_first = p->seg_first;
     a.runs = p->dev + 2 * p->nseg;
     a.nruns = p->nruns;
     a.partials = partials;

@@ -916,6 +916,40 @@ Test(spmm, auto_choice_at_the_extremes) {
   gko_destroy(h);
 }
 
+/* A matrix above the large-matrix threshold (nnz > 32 x SMs x 256 entries;
+ * about 2.3 M here) with many rows longer than 256 entries and one holding
+ * a fifth of the entries: the plan starts the segment blocks before the
+ * row blocks and drops the persistent grid.  Checked against float64 in
+ * each dtype, both index types, scalar and vector paths. */
+Test(spmm, large_skewed_matrix_runs_segments_first) {
+  T_REQUIRE_GPU();
+  uint64_t seed = t_seed();
+  gko_handle_t h = t_handle();
+  gen_opts o = {15000, 20000, 150, 0.2, 0.2, 1, 1};
+  for (int d = 0; d < 3; d++) {
+    hcsr A = gen(&o, kDt[d]);
+    const gko_index_t it = kIdx[d % 2];
+    dcsr dm = upload(&A, it, kDt[d]);
+    const int64_t n = d == 0 ? 33 : d == 1 ? 128 : 1;
+    gko_spmm_plan_t p = NULL;
+    T_OK(gko_spmm_plan_create(h, dm.csr, n, GKO_LAYOUT_ROW_MAJOR, n, n, GKO_SPMM_KERNEL_AUTO, &p,
+                              NULL));
+    char why[1024];
+    T_OK(gko_spmm_plan_describe(p, why, sizeof why, NULL));
+    cr_expect(strstr(why, "started before the rows") != NULL, "nnz %lld: %s", (long long)A.nnz,
+              why);
+    gko_spmm_plan_destroy(p);
+    dcsr_free(&dm);
+    scase c = {kDt[d], it, GKO_LAYOUT_ROW_MAJOR, n, 0, 0, 1.5f, d == 1 ? 0.0f : -0.5f,
+               GKO_SPMM_KERNEL_AUTO, 0, 0, 0};
+    result r = run_case(h, &A, &c, 0);
+    EXPECT_OK(r, seed, "%s n %lld nnz %lld (frob %.3g)", dt_name(kDt[d]), (long long)n,
+              (long long)A.nnz, r.frob);
+    hcsr_free(&A);
+  }
+  gko_destroy(h);
+}
+
 Test(spmm, empty_cases) {
   T_REQUIRE_GPU();
   uint64_t seed = t_seed();
