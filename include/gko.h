@@ -20,8 +20,9 @@
  *     call made while another device is current, or with a stream or a device
  *     pointer of another device, returns GKO_STATUS_DEVICE_MISMATCH.  One
  *     exception: a stream that is being captured is not asked for its device
- *     (the query is skipped during capture); a graph captured from another
- *     device's stream fails when it is launched, not at the gko call.
+ *     (the query is skipped during capture): a capturing stream of another
+ *     device is reported by CUDA (at the launch or when the graph runs), not
+ *     as GKO_STATUS_DEVICE_MISMATCH.
  *   - When a call fails, gko_last_error_detail() returns a sentence (for the
  *     calling thread) that names the offending argument and the reason.
  *
