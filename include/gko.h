@@ -837,7 +837,9 @@ GKO_API gko_status_t gko_spmm_plan_create(gko_handle_t handle, gko_csr_t csr,
 GKO_API gko_status_t gko_spmm_plan_destroy(gko_spmm_plan_t plan);
 /* Bytes of device workspace gko_spmm_execute needs: 0 for SCALE, NONE and
  * ROW_SPLIT without long rows; for ROW_SPLIT with long rows 4 *
- * roundup(n, 8) bytes per segment; for MERGE 2 * 4 * n bytes per warp of work (f32 partial rows;
+ * roundup(n, 8) bytes per segment (fewer than 2 * nnz / L segments, L the
+ * segment length of gko_spmm_plan_describe: tens of MB on large power-law
+ * graphs); for MERGE 2 * 4 * n bytes per warp of work (f32 partial rows;
  * the plan aims at about 64 warps per SM, so about 0.5 * n * SMs KiB) plus
  * 255 bytes of alignment slack (any pointer alignment works).
  * Returns GKO_STATUS_INVALID_VALUE for a NULL argument.

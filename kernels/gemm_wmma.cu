@@ -943,7 +943,7 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
 /* ns <= 8: two blocks per SM (122 registers on sm_90).  ns > 8: X's rows
  * 8..15 are loaded with rows 0..7, before the wait, which takes 158
  * registers and so one block per SM; the plan's occupancy query sees it
- * and gives each tile fewer warps.  On the H200 that was 8-12 % faster at
+ * and gives each tile fewer warps.  On the H200 that was 8-13 % faster at
  * m = 12 and 16 than two blocks per SM with rows 8..15 read inside the MMA
  * loop (docs/gemm.md). */
 template <typename T, bool TWO>

@@ -9,8 +9,11 @@
  *                                            epilogue pass runs after the GEMM)
  *   f32 accumulation          + 16 * 2^-24 * sqrt(k)   (f32 and f16/bf16 inputs)
  *   TF32                      + 2^-9        (inputs rounded to 10-bit mantissas)
- *   f16 accumulation          + 2^-11 * (2 sqrt(k) + 2)
- *   cuBLASLt's fused GELU     + 2^-10       (its tanh may be an approximation)
+ *   f16 accumulation          + 2^-11 * (2 sqrt(k) + 2), and each element
+ *                             also adds alpha^2 * sum_p (a_p b_p)^2 to the
+ *                             norm of R (the error follows the products'
+ *                             size, not that of a cancelled sum)
+ *   cuBLASLt's fused GELU-tanh + 2^-10 (f32 D) / 2^-8 (16-bit D)
  * The norm of R is taken at least sqrt(count) times the smallest normal of
  * D's type, so outputs that are subnormal or flush to zero in D's type (the
  * far negative GELU tail in f16) do not read as large relative errors.
