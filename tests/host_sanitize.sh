@@ -13,22 +13,8 @@ CUDA_LIB=$(ls -d "$CUDA_HOME/lib64" "$CUDA_HOME/lib" 2>/dev/null | head -1)
 ARCH=${GKO_ASAN_ARCH:-90}
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 out=build/asan
-mkdir -p "$out/obj" "$out/tests"
-objs=""
-for f in src/*.c; do
-  o="$out/obj/$(basename "$f" .c).o"
-  gcc -std=gnu11 -O1 -g $SAN -fPIC -Iinclude -I"$CUDA_HOME/include" \
-    -DGK_SASS_LIST="$ARCH" -DGK_PTX_ARCH="$ARCH" -c "$f" -o "$o"
-  objs="$objs $o"
-done
-for f in kernels/*.cu; do
-  o="$out/obj/$(basename "$f" .cu).cu.o"
-  [ "$o" -nt "$f" ] || "$NVCC" -O1 -std=c++17 -gencode arch=compute_$ARCH,code=sm_$ARCH \
-    -Iinclude --expt-relaxed-constexpr -Xcompiler -fsanitize=address -Xcompiler -fsanitize=undefined \
-    -Xcompiler -fno-omit-frame-pointer -c "$f" -o "$o"
-  objs="$objs $o"
-done
-rm -f "$out/libgko-asan.a" && ar rcs "$out/libgko-asan.a" $objs
+mkdir -p "$out/tests"
+sh tests/sanitized_lib.sh "$SAN" "$out" asan "$ARCH"
 status=0
 for t in ${GKO_ASAN_SUITES:-tests/test_host.c tests/test_internal.c $(ls tests/test_*.c | grep -vE 'test_(host|internal)\.c')}; do
   b="$out/tests/$(basename "$t" .c)"

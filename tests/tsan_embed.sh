@@ -18,22 +18,7 @@ CUDA_LIB=$(ls -d "$CUDA_HOME/lib64" "$CUDA_HOME/lib" 2>/dev/null | head -1)
 ARCH=${GKO_TSAN_ARCH:-90}
 SAN="-fsanitize=thread -fno-omit-frame-pointer"
 out=build/tsan
-mkdir -p "$out/obj"
-objs=""
-for f in src/*.c; do
-  o="$out/obj/$(basename "$f" .c).o"
-  gcc -std=gnu11 -O1 -g $SAN -fPIC -Iinclude -I"$CUDA_HOME/include" \
-    -DGK_SASS_LIST="$ARCH" -DGK_PTX_ARCH="$ARCH" -c "$f" -o "$o"
-  objs="$objs $o"
-done
-for f in kernels/*.cu; do
-  o="$out/obj/$(basename "$f" .cu).cu.o"
-  [ "$o" -nt "$f" ] || "$NVCC" -O1 -std=c++17 -gencode arch=compute_$ARCH,code=sm_$ARCH \
-    -Iinclude --expt-relaxed-constexpr -Xcompiler -fsanitize=thread \
-    -Xcompiler -fno-omit-frame-pointer -c "$f" -o "$o"
-  objs="$objs $o"
-done
-rm -f "$out/libgko-tsan.a" && ar rcs "$out/libgko-tsan.a" $objs
+sh tests/sanitized_lib.sh "$SAN" "$out" tsan "$ARCH"
 gcc -std=gnu11 -O1 -g $SAN -Iinclude -Iexamples -I"$CUDA_HOME/include" examples/server_embed.c \
   -o "$out/server_embed" "$out/libgko-tsan.a" -L"$CUDA_LIB" -lcublasLt -lcudart_static -lstdc++ \
   -lm -lrt -lpthread -ldl

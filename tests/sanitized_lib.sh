@@ -1,0 +1,40 @@
+#!/bin/sh
+# Builds gko as a static library with sanitizer flags, for one architecture:
+# the host code by gcc, the kernels by nvcc with the same flags passed to its
+# host compiler (kernel objects are rebuilt only when older than their
+# source).  Used by tests/host_sanitize.sh (ASan + UBSan) and
+# tests/tsan_embed.sh (TSan).
+#   sanitized_lib.sh "SANITIZER FLAGS" OUTDIR NAME [ARCH (90)]
+# Writes OUTDIR/obj/* and OUTDIR/libgko-NAME.a.
+set -eu
+cd "$(dirname "$0")/.."
+san=$1 out=$2 name=$3 arch=${4:-90}
+NVCC=${NVCC:-nvcc}
+CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v "$NVCC")")")}
+mkdir -p "$out/obj"
+objs=""
+for f in src/*.c; do
+  o="$out/obj/$(basename "$f" .c).o"
+  gcc -std=gnu11 -O1 -g $san -fPIC -Iinclude -I"$CUDA_HOME/include" \
+    -DGK_SASS_LIST="$arch" -DGK_PTX_ARCH="$arch" -c "$f" -o "$o"
+  objs="$objs $o"
+done
+# nvcc splits -Xcompiler values at commas: -fsanitize=a,b goes as one
+# -fsanitize= per sanitizer
+xsan=""
+for flag in $san; do
+  case $flag in
+    -fsanitize=*,*)
+      for one in $(echo "${flag#-fsanitize=}" | tr ',' ' '); do
+        xsan="$xsan -Xcompiler -fsanitize=$one"
+      done ;;
+    *) xsan="$xsan -Xcompiler $flag" ;;
+  esac
+done
+for f in kernels/*.cu; do
+  o="$out/obj/$(basename "$f" .cu).cu.o"
+  [ "$o" -nt "$f" ] || "$NVCC" -O1 -std=c++17 -gencode arch=compute_$arch,code=sm_$arch \
+    -Iinclude --expt-relaxed-constexpr $xsan -c "$f" -o "$o"
+  objs="$objs $o"
+done
+rm -f "$out/libgko-$name.a" && ar rcs "$out/libgko-$name.a" $objs
