@@ -346,10 +346,10 @@ __global__ void __launch_bounds__(kMaxBlock, 4) rowsplit_kernel(Params p) {
   const int R = 1 << p.lg_r;
   const int wpb = blockDim.x >> 5;
   const int wib = threadIdx.x >> 5;
-  const int64_t seg_blocks = (int64_t)gridDim.x - p.row_blocks;
-  const int64_t rblk = p.seg_first ? (int64_t)blockIdx.x - seg_blocks : (int64_t)blockIdx.x;
-  if (rblk >= 0 && rblk < p.row_blocks) {
-    const int64_t warp = rblk * wpb + wib;
+  const int64_t role =
+      gk_spmm_block_role((int64_t)blockIdx.x, (int64_t)gridDim.x, p.row_blocks, p.seg_first);
+  if (role >= 0) {
+    const int64_t warp = role * wpb + wib;
     const int64_t nwarps = p.row_blocks * wpb;
     if (p.ntiles == 1) {
       /* One column tile: the group's rows as one pipeline.  While a
@@ -453,8 +453,8 @@ __global__ void __launch_bounds__(kMaxBlock, 4) rowsplit_kernel(Params p) {
     }
     return;
   }
-  const int64_t warp = (p.seg_first ? (int64_t)blockIdx.x : rblk - p.row_blocks) * wpb + wib;
-  const int64_t nwarps = seg_blocks * wpb;
+  const int64_t warp = (-1 - role) * wpb + wib;
+  const int64_t nwarps = ((int64_t)gridDim.x - p.row_blocks) * wpb;
   for (int64_t s = warp * R + g; s - g < p.nseg; s += nwarps * R) {
     if (s >= p.nseg) continue;
     const int64_t a = p.seg[2 * s], e = p.seg[2 * s + 1];

@@ -487,6 +487,16 @@ static inline GK_HD int64_t gk_spmm_lane_col(int64_t tile, int q, int gc, int cp
   return (tile * (int64_t)gc * nv + (int64_t)q * gc + cp) * vw;
 }
 
+/* ROW_SPLIT's block roles: of the grid's blocks, row_blocks take rows
+ * (the first ones; the last ones when seg_first) and the others take
+ * long-row segments.  Returns block b's index among the row blocks (>= 0)
+ * or, for a segment block, -1 - its index among the segment blocks. */
+static inline GK_HD int64_t gk_spmm_block_role(int64_t b, int64_t grid, int64_t row_blocks,
+                                               int seg_first) {
+  if (seg_first) return b >= grid - row_blocks ? b - (grid - row_blocks) : -1 - b;
+  return b < row_blocks ? b : -1 - (b - row_blocks);
+}
+
 /* ROW_SPLIT's long rows: every row longer than long_len is cut into
  * ceil(len / long_len) segments of near-equal length (multiples of 4
  * entries but the last).  Fills seg[2 * s] = (first entry, end) and

@@ -523,6 +523,56 @@ Test(spmm_model, segments_cover_long_rows_in_order) {
  * gk_spmm_fit_block, warp = global thread / 32, lane = threadIdx % 32):
  * every element of C written exactly once, by the group of its row, and
  * nothing past n.  With the old block halving (160 -> 80) this fails. */
+/* ROW_SPLIT's block roles (gk_spmm_block_role, as rowsplit_kernel calls
+ * it) with the kernel's strides: every row and every long-row segment is
+ * taken by exactly one group, segments first or last, with and without
+ * segment blocks. */
+Test(spmm_model, rowsplit_blocks_take_every_row_and_segment_once) {
+  const int64_t ms[] = {1, 5, 77, 1000};
+  const int64_t nsegs[] = {0, 1, 7, 300};
+  const int wpbs[] = {1, 2, 8};
+  const int lgrs[] = {0, 2, 5};
+  for (size_t mi = 0; mi < 4; mi++)
+    for (size_t si = 0; si < 4; si++)
+      for (int wi = 0; wi < 3; wi++)
+        for (int ri = 0; ri < 3; ri++)
+          for (int persist = 0; persist < 2; persist++)
+            for (int first = 0; first < 2; first++) {
+              const int64_t m = ms[mi], nseg = nsegs[si];
+              const int wpb = wpbs[wi], R = 1 << lgrs[ri];
+              int64_t row_blocks = gk_ceil_div64(gk_ceil_div64(m, R), wpb);
+              if (persist && row_blocks > 3) row_blocks = 3; /* fewer blocks than rows */
+              const int64_t seg_blocks = gk_ceil_div64(gk_ceil_div64(nseg, R), wpb);
+              const int64_t grid = row_blocks + seg_blocks;
+              unsigned char *rows = calloc((size_t)m, 1), *segs = calloc((size_t)nseg + 1, 1);
+              int64_t odd = 0;
+              for (int64_t b = 0; b < grid; b++) {
+                const int64_t role = gk_spmm_block_role(b, grid, row_blocks, first);
+                if (role >= row_blocks || -1 - role >= seg_blocks) odd++;
+                for (int wib = 0; wib < wpb; wib++)
+                  for (int g = 0; g < R; g++) {
+                    if (role >= 0) {
+                      const int64_t warp = role * wpb + wib, nwarps = row_blocks * wpb;
+                      for (int64_t r = warp * R + g; r < m; r += nwarps * R) rows[r]++;
+                    } else {
+                      const int64_t warp = (-1 - role) * wpb + wib;
+                      const int64_t nwarps = (grid - row_blocks) * wpb;
+                      for (int64_t s = warp * R + g; s - g < nseg; s += nwarps * R)
+                        if (s < nseg) segs[s]++;
+                    }
+                  }
+              }
+              int64_t bad = odd;
+              for (int64_t i = 0; i < m; i++) bad += rows[i] != 1;
+              for (int64_t i = 0; i < nseg; i++) bad += segs[i] != 1;
+              free(rows);
+              free(segs);
+              cr_assert_eq(bad, 0, "m %lld nseg %lld wpb %d R %d persist %d first %d: %lld rows, "
+                           "segments or roles wrong", (long long)m, (long long)nseg, wpb, R,
+                           persist, first, (long long)bad);
+            }
+}
+
 Test(spmm_model, rowsplit_lane_map_writes_each_element_once) {
   const int64_t ns[] = {1, 2, 3, 4, 5, 8, 13, 14, 31, 32, 33, 64, 100, 127, 128, 129, 255, 256,
                         257, 300, 520};
