@@ -516,6 +516,16 @@ struct SkinnyParams {
   int kw;           /* DECODE: warps per 16-row tile */
 };
 
+/* SKINNY, DECODE: the epilogue of batch bt (C and D at their batch
+ * offsets; beta only when C is given) and that batch's bias (NULL: none). */
+__device__ __forceinline__ Epi skinny_epi(const SkinnyParams &P, int64_t bt, const char *&bias) {
+  const int cdb = P.cd == GKO_DTYPE_F32 ? 4 : 2;
+  bias = P.has_bias ? static_cast<const char *>(P.bias) + bt * P.bbias * cdb : nullptr;
+  return Epi{P.c ? static_cast<const char *>(P.c) + bt * P.bc * cdb : nullptr,
+             static_cast<char *>(P.d) + bt * P.bd * cdb, nullptr, P.alpha,
+             P.c ? P.beta : 0.0f, P.act, P.cd};
+}
+
 template <int WK>
 struct SkinnyLayout {
   /* W tile: WK: [bnw][bk] (k contiguous), else [bk][bnw]; X tile [16][bk] */
@@ -682,12 +692,8 @@ __device__ __forceinline__ void skinny_body(const SkinnyParams &P) {
       float *red = reinterpret_cast<float *>(smem_raw + (size_t)S * stage * 2);
       wmma::store_matrix_sync(red + warp * 256, acc, 16, wmma::mem_col_major);
       __syncthreads();
-      const int cdb = P.cd == GKO_DTYPE_F32 ? 4 : 2;
-      Epi e{P.c ? static_cast<const char *>(P.c) + bt * P.bc * cdb : nullptr,
-            static_cast<char *>(P.d) + bt * P.bd * cdb, nullptr, P.alpha, P.c ? P.beta : 0.0f,
-            P.act, P.cd};
-      const char *bias = P.has_bias ? static_cast<const char *>(P.bias) + bt * P.bbias * cdb
-                                    : nullptr;
+      const char *bias;
+      const Epi e = skinny_epi(P, bt, bias);
       for (int idx = threadIdx.x; idx < bnw * P.ns; idx += kThreads) {
         const int jl = idx % bnw, i = idx / bnw, ff = jl / 16, r = jl % 16;
         const int64_t j = j0 + jl;
@@ -913,12 +919,8 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
         red[warp][9 + 2 * t][g + 8] = acc1[3];
       }
       __syncthreads();
-      const int cdb = P.cd == GKO_DTYPE_F32 ? 4 : 2;
-      Epi e{P.c ? static_cast<const char *>(P.c) + bt * P.bc * cdb : nullptr,
-            static_cast<char *>(P.d) + bt * P.bd * cdb, nullptr, P.alpha, P.c ? P.beta : 0.0f,
-            P.act, P.cd};
-      const char *bias = P.has_bias ? static_cast<const char *>(P.bias) + bt * P.bbias * cdb
-                                    : nullptr;
+      const char *bias;
+      const Epi e = skinny_epi(P, bt, bias);
       /* the kw warps of a tile summed in warp order */
       for (int idx = threadIdx.x; idx < per * kDecodeRows * P.ns; idx += kThreads) {
         const int jl = idx % kDecodeRows, rest = idx / kDecodeRows;
