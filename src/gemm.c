@@ -781,7 +781,10 @@ GKO_API gko_status_t gko_gemm_plan_create(gko_handle_t handle, gko_gemm_desc_t d
   if (s) return s;
   /* the current device must be the handle's (host queries only) */
   if ((s = gk_check_call(handle, NULL, 0, NULL, NULL))) return s;
-  return gk_gemm_plan_build(handle, &p, plan);
+  s = gk_gemm_plan_build(handle, &p, plan);
+  /* a backend that declined before another accepted left its reason */
+  if (s == GKO_STATUS_SUCCESS) gk_clear_error();
+  return s;
 }
 
 static void gk_plan_free(gko_gemm_plan_t plan) {

@@ -1685,6 +1685,9 @@ Test(gemm, auto_takes_wmma_where_cublaslt_cannot) {
   gko_gemm_desc_t d = make_desc(&c);
   gko_gemm_plan_t p;
   T_OK(gko_gemm_plan_create(h, d, &p));
+  /* cuBLASLt declined first: its reason must not outlive the success */
+  cr_expect(gko_last_error_detail()[0] == '\0', "success left a detail: %s",
+            gko_last_error_detail());
   gko_gemm_backend_t be = GKO_GEMM_BACKEND_AUTO;
   T_OK(gko_gemm_plan_backend(p, &be));
   cr_expect_eq(be, GKO_GEMM_BACKEND_WMMA);
