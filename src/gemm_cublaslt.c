@@ -70,6 +70,7 @@ typedef struct lt_operand {
   int64_t rows, cols, ld, stride;
   int64_t ld_pad, cols_pad, stride_pad, batch_pad;
   size_t bytes;
+  int overflow; /* the padded copy's size does not fit int64 / size_t: never padded */
 } lt_operand;
 
 typedef struct lt_state {
@@ -461,11 +462,24 @@ static void lt_operand_init(lt_operand *o, int k_is_rows, int64_t outer, int64_t
   o->ld = ld;
   o->stride = stride;
   int64_t rows_pad = k_is_rows ? k_pad : o->rows;
-  o->ld_pad = round_up(rows_pad > 0 ? rows_pad : 1, g);
+  if (rows_pad < 1) rows_pad = 1;
+  /* the operand itself fits int64 bytes (gemm.c checks its extent), but
+   * rounding its rows up to g may not: such an operand is never padded
+   * (sizes saturate, overflow set) */
+  o->overflow = rows_pad > INT64_MAX - g;
+  o->ld_pad = o->overflow ? rows_pad : round_up(rows_pad, g);
   o->cols_pad = k_is_rows ? o->cols : k_pad;
   o->batch_pad = (stride == 0 && batch > 1) ? 1 : batch;
-  o->stride_pad = (stride == 0 && batch > 1) ? 0 : o->ld_pad * o->cols_pad;
-  o->bytes = (size_t)o->ld_pad * (size_t)o->cols_pad * (size_t)o->batch_pad * (size_t)es;
+  int64_t block = INT64_MAX;
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(o->ld_pad, o->cols_pad, &block) ||
+      __builtin_mul_overflow((uint64_t)block, (uint64_t)o->batch_pad, &bytes) ||
+      __builtin_mul_overflow(bytes, (uint64_t)es, &bytes) || bytes > (uint64_t)INT64_MAX) {
+    o->overflow = 1;
+    block = INT64_MAX;
+  }
+  o->stride_pad = (stride == 0 && batch > 1) ? 0 : block;
+  o->bytes = o->overflow ? SIZE_MAX : (size_t)bytes;
 }
 
 /* ---- plan ----------------------------------------------------------------------- */
@@ -693,6 +707,7 @@ static gko_status_t lt_plan(gko_gemm_plan_t plan) {
     if (want_mask >= 0 && mask != want_mask) continue;
     const int keep = (mask & LT_KEEP_K) != 0;
     const lt_operand *oa = keep ? &st->pak : &st->pa, *ob = keep ? &st->pbk : &st->pb;
+    if (((mask & 1) && oa->overflow) || ((mask & 2) && ob->overflow)) continue;
     size_t pb = 0;
     if (mask & 1) pb += round256(oa->bytes);
     if (mask & 2) pb += round256(ob->bytes);
