@@ -1055,8 +1055,9 @@ GKO_API gko_status_t gko_conv_desc_get(gko_conv_desc_t desc, gko_conv_attr_t att
  * for 16-bit inputs; N > 0 and the padded input is smaller than the dilated
  * filter on an axis (H + pad_h + pad_h_end < dil_h * (R - 1) + 1: "padded
  * input smaller than the dilated filter"); a padded size, dilated filter
- * extent, output size or the byte size of x, w or y overflows int64 (absurd
- * padding or dilation).  With N == 0 a too-small input gives OH or OW 0.
+ * extent, output size or the byte size of x, w or y (of one image when
+ * N == 0) overflows int64 (absurd padding or dilation).  With N == 0 a
+ * too-small input gives OH or OW 0.
  * *oh and *ow are untouched on failure.
  * Storage: none.  Async: no.  Capture: yes. */
 GKO_API gko_status_t gko_conv_output_shape(gko_conv_desc_t desc, int64_t *oh, int64_t *ow);

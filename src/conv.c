@@ -299,7 +299,10 @@ static gko_status_t gk_conv_resolve(const int64_t *v, gk_conv_problem *p) {
       (s = gk_conv_axis("width", p->n, p->w, p->pw, p->pw_end, p->dw, p->s, p->sw, &p->ow)))
     return s;
   int64_t e, t;
-  if (gk_mul4(p->n, p->c, p->h, p->w, &e) || gk_mul(e, p->es, &t))
+  /* with N = 0 one image's sizes still have to be countable: the plan
+   * works with OH*OW and C*H*W whatever N */
+  const int64_t n1 = p->n > 0 ? p->n : 1;
+  if (gk_mul4(n1, p->c, p->h, p->w, &e) || gk_mul(e, p->es, &t))
     return gk_fail(GKO_STATUS_INVALID_VALUE,
                    "x (N %lld x C %lld x H %lld x W %lld) has more bytes than int64 can count",
                    (long long)p->n, (long long)p->c, (long long)p->h, (long long)p->w);
@@ -308,7 +311,7 @@ static gko_status_t gk_conv_resolve(const int64_t *v, gk_conv_problem *p) {
                    "w (K %lld x C/groups %lld x R %lld x S %lld) has more bytes than int64 can "
                    "count",
                    (long long)p->k, (long long)p->cg, (long long)p->r, (long long)p->s);
-  if (gk_mul4(p->n, p->k, p->oh, p->ow, &e) || gk_mul(e, p->es, &t))
+  if (gk_mul4(n1, p->k, p->oh, p->ow, &e) || gk_mul(e, p->es, &t))
     return gk_fail(GKO_STATUS_INVALID_VALUE,
                    "y (N %lld x K %lld x OH %lld x OW %lld) has more bytes than int64 can "
                    "count (absurd padding or stride?)",

@@ -429,6 +429,9 @@ Test(conv_args, output_shape_rejects_and_leaves_outputs) {
   p.ph = (int64_t)1 << 40;
   p.pw = (int64_t)1 << 40;
   T_FAILS(GKO_STATUS_INVALID_VALUE, shape_of(&p, &oh, &ow)); /* y's bytes overflow */
+  p.n = 0; /* one image's y still overflows (OH * OW alone does: 2^81) */
+  T_FAILS(GKO_STATUS_INVALID_VALUE, shape_of(&p, &oh, &ow));
+  p.n = 1;
   p.ph = p.pw = 0;
   p.dw = INT64_MAX / 2 + 1;
   T_FAILS(GKO_STATUS_INVALID_VALUE, shape_of(&p, &oh, &ow));
