@@ -508,6 +508,16 @@ static gko_status_t lt_plan(gko_gemm_plan_t plan) {
   gko_handle_t h = plan->handle;
   if (!gk_gemm_lt_handle(h))
     return gk_fail(GKO_STATUS_INTERNAL, "the handle has no cuBLASLt handle");
+  /* cuBLASLt's heuristic is not safe near 2^31 in a dimension: a fuzzed
+   * GEMM raised SIGFPE inside cublasLtMatmulAlgoGetHeuristic (CUDA 13.0,
+   * H200, 2026-11-30).  Such shapes are left to the next backend. */
+  const int64_t lt_max_dim = (int64_t)1 << 30;
+  if (p->ml > lt_max_dim || p->nl > lt_max_dim || p->k > lt_max_dim ||
+      p->invariant > lt_max_dim)
+    return gk_fail(GKO_STATUS_NOT_SUPPORTED,
+                   "cuBLASLt: m = %lld, n = %lld, k = %lld (or the invariant reference %lld) "
+                   "exceeds 2^30, beyond what gko hands to cuBLASLt's heuristic",
+                   (long long)p->m, (long long)p->n, (long long)p->k, (long long)p->invariant);
   lt_state *st = calloc(1, sizeof *st);
   if (!st) return gk_fail(GKO_STATUS_ALLOC_FAILED, "host allocation of the cuBLASLt plan failed");
   plan->state = st;
