@@ -85,7 +85,8 @@ static double act_ref(int act, double x) {
 /* The GEMM a plan runs per chunk (groups == 1), mirroring src/conv.c's
  * lowering; returns 0 when it cannot be rebuilt here (groups > 1). */
 static int make_chunk_gemm(gko_handle_t h, const conv_case *cc, int64_t oh, int64_t ow,
-                           int64_t chunk, int direct, gko_gemm_plan_t *plan, size_t *a_elems,
+                           int64_t chunk, int direct, int via, gko_gemm_plan_t *plan,
+                           size_t *a_elems,
                            size_t *b_elems, size_t *d_elems, int *calls) {
   if (cc->groups != 1) return 0;
   const int64_t es = (int64_t)gko_dtype_size(cc->dt), gel = 16 / es, ohw = oh * ow;
@@ -94,7 +95,9 @@ static int make_chunk_gemm(gko_handle_t h, const conv_case *cc, int64_t oh, int6
   gko_gemm_desc_t d;
   *calls = 1;
   *b_elems = (size_t)(cc->k * kp);
-  if (cc->layout == GKO_CONV_LAYOUT_NHWC) {
+  /* via: an NCHW plan lowered through NHWC runs the NHWC GEMM */
+  const int nhwc = cc->layout == GKO_CONV_LAYOUT_NHWC || via;
+  if (nhwc) {
     GK(gko_gemm_desc_create(&d, cc->dt, cc->dt, chunk * ohw, cc->k, kp));
     GK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_TRANSB, GKO_OP_T));
     *a_elems = (size_t)(chunk * ohw * kp);
@@ -125,8 +128,7 @@ static int make_chunk_gemm(gko_handle_t h, const conv_case *cc, int64_t oh, int6
    * costs. */
   const char *dflt = getenv("GKO_BENCH_CONV_GEMM_DEFAULT");
   if (!direct && !(dflt && dflt[0] == '1')) {
-    GK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_INVARIANT,
-                         cc->layout == GKO_CONV_LAYOUT_NHWC ? cc->n * ohw : cc->n * cc->k));
+    GK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_INVARIANT, nhwc ? cc->n * ohw : cc->n * cc->k));
     GK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_MAX_WORKSPACE, 0));
   }
   GK(gko_gemm_plan_create(h, d, plan));
@@ -201,8 +203,11 @@ static int bench_one(gko_handle_t h, cudaStream_t s, const conv_case *cc, int ve
     gemm_ctx g;
     memset(&g, 0, sizeof g);
     size_t a_el = 0, b_el = 0, d_el = 0;
-    if (make_chunk_gemm(h, cc, oh, ow, chunk, path == GKO_CONV_PATH_DIRECT, &g.plan, &a_el, &b_el,
-                        &d_el, &g.calls)) {
+    char why[4096] = "";
+    GK(gko_conv_plan_describe(c.plan, why, sizeof why, NULL));
+    const int via = strstr(why, "through NHWC") != NULL;
+    if (make_chunk_gemm(h, cc, oh, ow, chunk, path == GKO_CONV_PATH_DIRECT, via, &g.plan, &a_el,
+                        &b_el, &d_el, &g.calls)) {
       void *ga, *gb, *gd;
       CK(cudaMalloc(&ga, a_el * es + 16));
       CK(cudaMalloc(&gb, b_el * es + 16));

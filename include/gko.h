@@ -924,7 +924,13 @@ GKO_API gko_status_t gko_spmm_execute(gko_spmm_plan_t plan, float alpha,
  *   NCHW: per image col [C*R*S][OH*OW], y_n [K][OH*OW] = w [K][C*R*S] . col
  *         (a strided batched GEMM over the images of a chunk);
  *   NHWC: col [N*OH*OW][R*S*C], y [N*OH*OW][K] = col . w^T (the GEMM writes
- *         NHWC directly).
+ *         NHWC directly);
+ *   NCHW through NHWC, when one group, N > 1, C >= 8, R*S >= 4 * stride_h *
+ *         stride_w and (16-bit types, or f32 with OH*OW >= 2048): x is
+ *         transposed to NHWC per chunk and the filter to KRSC in the
+ *         workspace, the NHWC lowering runs with D in the workspace, and D
+ *         is transposed into y: one GEMM over the chunk's N*OH*OW pixels
+ *         instead of one per image (docs/conv.md has the measurements).
  * Groups are one GEMM per group (NHWC) or per group or image, whichever is
  * fewer (NCHW).  A 1x1 filter with stride 1 and no padding skips im2col: x
  * is the GEMM's operand itself (NHWC: one GEMM with no copy).  When the
@@ -1004,8 +1010,9 @@ typedef enum gko_conv_info_e {
   /* a MAX_WORKSPACE at least this large runs the whole batch in one pass */
   GKO_CONV_INFO_WORKSPACE_FULL = 7,
   /* the smallest MAX_WORKSPACE a plan accepts: one image's column matrix,
-   * the padded filter copy and alignment slack (the im2col path gives its
-   * GEMMs no cuBLASLt scratch, whatever the bound) */
+   * the filter copy, alignment slack and, for NCHW through NHWC, one
+   * image of x and of y transposed (the im2col path gives its GEMMs no
+   * cuBLASLt scratch, whatever the bound) */
   GKO_CONV_INFO_WORKSPACE_MIN = 8,
   /* GEMM executions per execute call (chunks x groups or images) */
   GKO_CONV_INFO_GEMM_CALLS = 9
@@ -1092,8 +1099,9 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
  * is unaffected.  Storage: frees host memory.  Async: no.  Capture: yes. */
 GKO_API gko_status_t gko_conv_plan_destroy(gko_conv_plan_t plan);
 /* Bytes of device workspace gko_conv_execute needs with this plan: the
- * padded filter copy (when k is not a multiple of 16 bytes), one chunk's
- * column matrix, the GEMM's own workspace (none on PATH_IM2COL) and 255
+ * filter copy (when k is not a multiple of 16 bytes, or reordered for NCHW
+ * through NHWC), one chunk's column matrix (and, through NHWC, its x and y
+ * transposed), the GEMM's own workspace (none on PATH_IM2COL) and 255
  * bytes of slack (any pointer alignment works).  0 for PATH_NONE; for
  * PATH_DIRECT only the GEMM's (slack included).  GKO_STATUS_INVALID_VALUE for a NULL argument.
  * Storage: none.  Async: no.  Capture: yes. */
@@ -1140,7 +1148,7 @@ GKO_API gko_status_t gko_conv_plan_describe(gko_conv_plan_t plan, char *buf, siz
  * workspace.
  * Storage: none (the caller's workspace).  Async: yes.
  * Capture: yes (enqueues kernels only: the filter copy, im2col and the
- * GEMMs, per chunk). */
+ * GEMMs, per chunk, and the transposes of NCHW through NHWC). */
 GKO_API gko_status_t gko_conv_execute(gko_conv_plan_t plan, const void *x, const void *w,
                                       const void *bias, void *y, void *workspace,
                                       size_t workspace_bytes, gko_stream_t stream);

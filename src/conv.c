@@ -65,11 +65,13 @@ struct gko_conv_plan_s {
   gk_conv_problem p;
   int path;                 /* gko_conv_path_t */
   int by_group;             /* NCHW: GEMM batched over groups, one call per image */
+  int via_nhwc;             /* NCHW im2col lowered through NHWC (see gko_conv_plan_create) */
   int64_t chunk, nchunks, last;
   int64_t l, kp, ohw_ld;
   int wpad;                 /* filter copied to [K][kp] in the workspace */
   size_t wpad_bytes, col_img_bytes, col_bytes;
-  size_t off_col, off_gemm, gemm_ws, ws_bytes, ws_full, ws_min;
+  size_t xt_img_bytes, d_img_bytes; /* via_nhwc: one image of x and of D, transposed */
+  size_t off_col, off_xt, off_d, off_gemm, gemm_ws, ws_bytes, ws_full, ws_min;
   int64_t gemm_calls;
   gko_gemm_plan_t gemm[2];  /* full chunk, last partial chunk (or NULL) */
   int block_nhwc[4];        /* im2col threads per block, 2/4/8/16-byte vectors */
@@ -412,6 +414,7 @@ static gk_conv_gemm gk_conv_gemm_shape(const gko_conv_plan_t cp, int64_t cnt, in
   const gk_conv_problem *p = &cp->p;
   const int64_t es = p->es, G = p->groups, ohw = p->oh * p->ow, hw = p->h * p->w;
   const int direct = cp->path == GKO_CONV_PATH_DIRECT;
+  const int lay = cp->via_nhwc ? GKO_CONV_LAYOUT_NHWC : p->layout;
   const int64_t k = direct ? p->cg : cp->kp;
   gk_conv_gemm g;
   memset(&g, 0, sizeof g);
@@ -424,7 +427,7 @@ static gk_conv_gemm gk_conv_gemm_shape(const gko_conv_plan_t cp, int64_t cnt, in
     int64_t b_ = gk_lowbit(bytes); \
     if (b_ < a) a = b_; \
   } while (0)
-  if (p->layout == GKO_CONV_LAYOUT_NHWC) {
+  if (lay == GKO_CONV_LAYOUT_NHWC) {
     g.layout = GKO_LAYOUT_ROW_MAJOR;
     g.transb = GKO_OP_T;
     g.m = cnt * ohw;
@@ -440,7 +443,7 @@ static gk_conv_gemm gk_conv_gemm_shape(const gko_conv_plan_t cp, int64_t cnt, in
     /* y of chunk ci starts ci * chunk images in; lowered by one image's y
      * whatever the chunk, so that every im2col plan of a problem promises
      * the GEMM the same alignment (one algorithm for every chunk size) */
-    if (!direct) GK_LOWER(ohw * p->k * es);
+    if (!direct && !cp->via_nhwc) GK_LOWER(ohw * p->k * es);
   } else {
     g.layout = GKO_LAYOUT_COL_MAJOR;
     g.transb = GKO_OP_N;
@@ -544,7 +547,7 @@ static void gk_conv_describe_gemm(gko_conv_plan_t cp) {
          g.layout == GKO_LAYOUT_ROW_MAJOR ? "row-major D = A.B^T" : "column-major D = A.B",
          (long long)g.m, (long long)g.n, (long long)g.k, (long long)g.lda, (long long)g.ldb,
          (long long)g.ldd, (long long)g.batch,
-         cp->p.layout == GKO_CONV_LAYOUT_NCHW
+         cp->p.layout == GKO_CONV_LAYOUT_NCHW && !cp->via_nhwc
              ? (cp->by_group ? " (over groups)" : " (over images)")
              : "",
          (long long)per_chunk, per_chunk == 1 ? "" : "s", (long long)cp->gemm_calls,
@@ -566,7 +569,7 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
   cp->handle = handle;
   cp->p = p;
   const int64_t es = p.es, G = p.groups, ohw = p.oh * p.ow;
-  const char *lay = p.layout == GKO_CONV_LAYOUT_NHWC ? "NHWC" : "NCHW";
+  const char *lay_name = p.layout == GKO_CONV_LAYOUT_NHWC ? "NHWC" : "NCHW";
 
   if (p.n == 0) {
     cp->path = GKO_CONV_PATH_NONE;
@@ -589,7 +592,8 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
     cp->ws_full = cp->ws_bytes;
     cp->ws_min = 0;
     snprintf(cp->why, sizeof cp->why,
-             "direct %s 1x1 (stride 1, no padding): no im2col, x is the GEMM's operand; ", lay);
+             "direct %s 1x1 (stride 1, no padding): no im2col, x is the GEMM's operand; ",
+             lay_name);
     gk_conv_describe_gemm(cp);
   } else {
     cp->path = GKO_CONV_PATH_IM2COL;
@@ -602,12 +606,28 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
                   (long long)cp->l);
       goto fail;
     }
-    cp->wpad = cp->l % gel != 0;
-    cp->kp = cp->wpad ? gk_round_up(cp->l, gel) : cp->l;
-    cp->ohw_ld = p.layout == GKO_CONV_LAYOUT_NCHW ? gk_round_up(ohw, gel) : ohw;
+    /* NCHW lowered through NHWC (x transposed per chunk, the filter
+     * reordered to KRSC, the NHWC column matrix and GEMM, y transposed
+     * back): the GEMM is one product over the chunk's N*OH*OW pixels
+     * instead of one per image of OH*OW, which leaves most of the GPU idle
+     * on small late layers.  Worth the two transposes when the column
+     * matrix is at least 4 times x (R*S >= 4 * stride_h * stride_w: 3x3
+     * stride 2 measured slower through NHWC) and the tiles are full
+     * (C >= 8); for f32, whose per-image GEMMs run near the FMA rate
+     * already, only on large images (OH*OW >= 2048).  One image, or
+     * groups, keep the per-image GEMMs.  Measured on ResNet-18's layers
+     * (docs/conv.md). */
+    int64_t sarea;
+    const int dense_taps = !gk_mul(p.sh, p.sw, &sarea) && sarea <= p.r * p.s / 4;
+    cp->via_nhwc = p.layout == GKO_CONV_LAYOUT_NCHW && G == 1 && p.n > 1 && p.c >= 8 &&
+                   dense_taps && (es == 2 || ohw >= 2048);
+    const int lay = cp->via_nhwc ? GKO_CONV_LAYOUT_NHWC : p.layout;
+    cp->kp = cp->l % gel != 0 ? gk_round_up(cp->l, gel) : cp->l;
+    cp->wpad = cp->kp != cp->l || cp->via_nhwc; /* the filter is copied */
+    cp->ohw_ld = lay == GKO_CONV_LAYOUT_NCHW ? gk_round_up(ohw, gel) : ohw;
     int64_t col_img, cap;
     const int64_t lim = INT32_MAX;
-    if (p.layout == GKO_CONV_LAYOUT_NCHW) {
+    if (lay == GKO_CONV_LAYOUT_NCHW) {
       if (ohw > lim - 16 || G * cp->kp > lim) {
         s = gk_fail(GKO_STATUS_NOT_SUPPORTED,
                     "one image's column matrix (%lld x %lld rows of %lld pixels) is beyond the "
@@ -634,9 +654,14 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
       goto fail;
     }
     cp->col_img_bytes = (size_t)col_img;
+    if (cp->via_nhwc) { /* x and y fit in int64 bytes (checked) */
+      cp->xt_img_bytes = (size_t)(p.c * p.h * p.w * es);
+      cp->d_img_bytes = (size_t)(ohw * p.k * es);
+    }
     cp->wpad_bytes = cp->wpad ? (size_t)(p.k * cp->kp * es) : 0;
     const size_t fixed = gk_round256(cp->wpad_bytes);
-    cp->ws_min = 255 + fixed + gk_round256(cp->col_img_bytes);
+    cp->ws_min = 255 + fixed + gk_round256(cp->col_img_bytes) + gk_round256(cp->xt_img_bytes) +
+                 gk_round256(cp->d_img_bytes);
     int64_t nb = p.n < cap ? p.n : cap;
     const int64_t nb_all = nb;
     if (p.max_chunk > 0 && p.max_chunk < nb) nb = p.max_chunk;
@@ -644,22 +669,27 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
       if ((uint64_t)p.max_ws < (uint64_t)cp->ws_min) {
         s = gk_fail(GKO_STATUS_INSUFFICIENT_WORKSPACE,
                     "GKO_CONV_ATTR_MAX_WORKSPACE = %lld bytes is below the minimum of %zu "
-                    "(one image's column matrix %zu bytes%s%s, 255 bytes of alignment slack)",
+                    "(one image's column matrix %zu bytes%s%s%s, 255 bytes of alignment slack)",
                     (long long)p.max_ws, cp->ws_min, cp->col_img_bytes,
-                    cp->wpad ? ", the padded filter copy " : "", cp->wpad ? "included" : "");
+                    cp->via_nhwc ? ", one image of x and of y transposed" : "",
+                    cp->wpad ? ", the filter copy " : "", cp->wpad ? "included" : "");
         goto fail;
       }
       const size_t avail = (size_t)p.max_ws - 255 - fixed;
-      int64_t fit = (int64_t)(avail / cp->col_img_bytes);
+      int64_t fit = (int64_t)(avail / (cp->col_img_bytes + cp->xt_img_bytes + cp->d_img_bytes));
       if (fit < nb) nb = fit;
-      while (nb > 1 && gk_round256((size_t)nb * cp->col_img_bytes) > avail) nb--;
+      while (nb > 1 && gk_round256((size_t)nb * cp->col_img_bytes) +
+                               gk_round256((size_t)nb * cp->xt_img_bytes) +
+                               gk_round256((size_t)nb * cp->d_img_bytes) >
+                           avail)
+        nb--;
     }
     cp->chunk = nb;
     cp->nchunks = (p.n + nb - 1) / nb;
     cp->last = p.n - (cp->nchunks - 1) * nb;
     cp->col_bytes = (size_t)nb * cp->col_img_bytes;
-    cp->by_group = p.layout == GKO_CONV_LAYOUT_NCHW && G > nb;
-    if (p.layout == GKO_CONV_LAYOUT_NHWC) cp->gemm_calls = cp->nchunks * G;
+    cp->by_group = lay == GKO_CONV_LAYOUT_NCHW && G > nb;
+    if (lay == GKO_CONV_LAYOUT_NHWC) cp->gemm_calls = cp->nchunks * G;
     else cp->gemm_calls = cp->by_group ? p.n : cp->nchunks * G;
     /* Chunked and unchunked plans must give the same bits, so every im2col
      * plan of a problem runs one algorithm whatever its chunk: GEMMs with
@@ -670,10 +700,13 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
      * stays below 2^31 lines), no cuBLASLt scratch (budget 0: a
      * chunk-dependent budget could change the algorithm; the algorithms
      * without split-K rarely need scratch) and therefore no padded copies. */
-    const int64_t ref_lines = p.layout == GKO_CONV_LAYOUT_NHWC ? nb_all * ohw : nb_all * p.kg;
+    int64_t ref_lines = lay == GKO_CONV_LAYOUT_NHWC ? nb_all * ohw : nb_all * p.kg;
+    if (ref_lines > ((int64_t)1 << 30)) ref_lines = (int64_t)1 << 30; /* cuBLASLt's limit in gko */
     if ((s = gk_conv_make_gemms(cp, 0, ref_lines))) goto fail;
     cp->off_col = fixed;
-    cp->off_gemm = fixed + gk_round256(cp->col_bytes);
+    cp->off_xt = cp->off_col + gk_round256(cp->col_bytes);
+    cp->off_d = cp->off_xt + gk_round256((size_t)nb * cp->xt_img_bytes);
+    cp->off_gemm = cp->off_d + gk_round256((size_t)nb * cp->d_img_bytes);
     cp->ws_bytes = 255 + cp->off_gemm + cp->gemm_ws;
     if (p.max_ws >= 0 && cp->ws_bytes > (size_t)p.max_ws) {
       s = gk_fail(GKO_STATUS_INTERNAL,
@@ -683,13 +716,23 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
       goto fail;
     }
     /* the GEMM's workspace does not depend on the chunk (budget 0: none) */
-    cp->ws_full = 255 + fixed + gk_round256((size_t)nb_all * cp->col_img_bytes) + cp->gemm_ws;
+    cp->ws_full = 255 + fixed + gk_round256((size_t)nb_all * cp->col_img_bytes) +
+                  gk_round256((size_t)nb_all * cp->xt_img_bytes) +
+                  gk_round256((size_t)nb_all * cp->d_img_bytes) + cp->gemm_ws;
     /* launch shapes of every kernel variant execute may pick */
-    if ((s = gk_im2col_occupancy(p.layout, (int)es, 16, &cp->block_nchw))) goto fail;
-    if (p.layout == GKO_CONV_LAYOUT_NHWC)
+    if ((s = gk_im2col_occupancy(lay, (int)es, 16, &cp->block_nchw))) goto fail;
+    if (lay == GKO_CONV_LAYOUT_NHWC)
       for (int i = 0; i < 4; i++)
-        if ((s = gk_im2col_occupancy(p.layout, (int)es, 2 << i, &cp->block_nhwc[i]))) goto fail;
-    if (p.layout == GKO_CONV_LAYOUT_NHWC)
+        if ((s = gk_im2col_occupancy(lay, (int)es, 2 << i, &cp->block_nhwc[i]))) goto fail;
+    if (cp->via_nhwc)
+      snprintf(cp->why, sizeof cp->why,
+               "NCHW through NHWC (one group, N > 1): x transposed per chunk (%.1f MB), filter "
+               "KCRS -> KRSC, y transposed back from the GEMM's [M][K] (%.1f MB); im2col NHWC: "
+               "col [M=%lld][kp=%lld] %s (L = R*S*C = %lld), ",
+               (double)((size_t)nb * cp->xt_img_bytes) / 1e6,
+               (double)((size_t)nb * cp->d_img_bytes) / 1e6, (long long)(nb * ohw),
+               (long long)cp->kp, gk_dtype_name(p.dtype), (long long)cp->l);
+    else if (p.layout == GKO_CONV_LAYOUT_NHWC)
       snprintf(cp->why, sizeof cp->why,
                "im2col NHWC: col [G=%lld][M=%lld][kp=%lld] %s (L = R*S*C/groups = %lld), ",
                (long long)G, (long long)(nb * ohw), (long long)cp->kp, gk_dtype_name(p.dtype),
@@ -708,8 +751,8 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
            : nb == cap ? "the kernels' 2^31-row limit"
                        : "as many as GKO_CONV_ATTR_MAX_WORKSPACE allows");
     if (cp->wpad)
-      gk_why(cp, "filter copied to [K=%lld][kp=%lld] (L %% %lld != 0); ", (long long)p.k,
-             (long long)cp->kp, (long long)gel);
+      gk_why(cp, "filter copied to [K=%lld][kp=%lld]%s; ", (long long)p.k, (long long)cp->kp,
+             cp->kp != cp->l ? " (L not a multiple of 16 bytes)" : "");
     gk_conv_describe_gemm(cp);
   }
   gk_why(cp, "workspace %zu bytes (whole batch in one pass: %zu, minimum: %zu); GEMM plan: ",
@@ -870,10 +913,14 @@ GKO_API gko_status_t gko_conv_execute(gko_conv_plan_t plan, const void *x, const
     gws = workspace;
     gws_bytes = workspace_bytes;
   }
+  const int lay = plan->via_nhwc ? GKO_CONV_LAYOUT_NHWC : p->layout;
   const char *wsrc = w;
   if (plan->wpad) {
-    if ((s = gk_conv_filter_pad_launch((int)es, p->k, plan->l, plan->kp, w, base, stream)))
-      return s;
+    s = plan->via_nhwc ? gk_conv_filter_krsc_launch((int)es, p->k, p->cg, p->r * p->s, plan->kp,
+                                                    w, base, stream)
+                       : gk_conv_filter_pad_launch((int)es, p->k, plan->l, plan->kp, w, base,
+                                                   stream);
+    if (s) return s;
     wsrc = base;
   }
   const int64_t k = plan->path == GKO_CONV_PATH_DIRECT ? p->cg : plan->kp;
@@ -886,10 +933,16 @@ GKO_API gko_status_t gko_conv_execute(gko_conv_plan_t plan, const void *x, const
     char *yc = (char *)y + n0 * p->k * ohw * es;
     const char *a = xc; /* the GEMM's A: col, or x itself */
     int64_t a_grp, a_img;
+    if (plan->via_nhwc) { /* x_n [C][H*W] -> [H*W][C] in the workspace */
+      if (hw > 0 && (s = gk_transpose_batched_launch((int)es, p->c, hw, cnt, xc,
+                                                     base + plan->off_xt, stream)))
+        return s;
+      xc = base + plan->off_xt;
+    }
     if (plan->path == GKO_CONV_PATH_IM2COL) {
       gk_im2col_args ia;
       memset(&ia, 0, sizeof ia);
-      ia.layout = p->layout;
+      ia.layout = lay;
       ia.es = (int)es;
       ia.images = cnt;
       ia.c = p->c;
@@ -913,7 +966,7 @@ GKO_API gko_status_t gko_conv_execute(gko_conv_plan_t plan, const void *x, const
       ia.x = xc;
       ia.col = base + plan->off_col;
       ia.stream = stream;
-      if (p->layout == GKO_CONV_LAYOUT_NHWC) {
+      if (lay == GKO_CONV_LAYOUT_NHWC) {
         int vb = 16, idx = 3;
         while (vb > es && ((p->c * es) % vb != 0 || (p->cg * es) % vb != 0 ||
                            (xb > 0 && (uintptr_t)xc % (uintptr_t)vb != 0))) {
@@ -928,14 +981,16 @@ GKO_API gko_status_t gko_conv_execute(gko_conv_plan_t plan, const void *x, const
       }
       if ((s = gk_im2col_launch(&ia))) return s;
       a = base + plan->off_col;
-      a_grp = p->layout == GKO_CONV_LAYOUT_NHWC ? cnt * ohw * plan->kp : plan->kp * plan->ohw_ld;
+      a_grp = lay == GKO_CONV_LAYOUT_NHWC ? cnt * ohw * plan->kp : plan->kp * plan->ohw_ld;
       a_img = G * plan->kp * plan->ohw_ld;
     } else {
       a_grp = p->layout == GKO_CONV_LAYOUT_NHWC ? p->cg : p->cg * hw;
       a_img = p->c * hw;
     }
     const int64_t w_grp = p->kg * k; /* elements between the groups' filters */
-    if (p->layout == GKO_CONV_LAYOUT_NCHW && plan->by_group) {
+    /* via_nhwc: the GEMM writes D [cnt*OH*OW][K] into the workspace */
+    char *yd = plan->via_nhwc ? base + plan->off_d : yc;
+    if (lay == GKO_CONV_LAYOUT_NCHW && plan->by_group) {
       for (int64_t i = 0; i < cnt; i++) {
         s = gko_gemm_execute(gp, 1.0f, a + i * a_img * es, wsrc, 0.0f, NULL,
                              yc + i * p->k * ohw * es, bias, gws, gws_bytes, stream);
@@ -946,9 +1001,9 @@ GKO_API gko_status_t gko_conv_execute(gko_conv_plan_t plan, const void *x, const
       }
     } else {
       for (int64_t g = 0; g < G; g++) {
-        const int64_t d_off = p->layout == GKO_CONV_LAYOUT_NHWC ? g * p->kg : g * p->kg * ohw;
+        const int64_t d_off = lay == GKO_CONV_LAYOUT_NHWC ? g * p->kg : g * p->kg * ohw;
         s = gko_gemm_execute(gp, 1.0f, a + g * a_grp * es, wsrc + g * w_grp * es, 0.0f, NULL,
-                             yc + d_off * es,
+                             yd + d_off * es,
                              bias ? (const char *)bias + g * p->kg * es : NULL, gws, gws_bytes,
                              stream);
         if (s) {
@@ -957,6 +1012,10 @@ GKO_API gko_status_t gko_conv_execute(gko_conv_plan_t plan, const void *x, const
         }
       }
     }
+    /* D_n [OH*OW][K] -> y_n [K][OH*OW] */
+    if (plan->via_nhwc && (s = gk_transpose_batched_launch((int)es, ohw, p->k, cnt, yd, yc,
+                                                           stream)))
+      return s;
   }
   gk_clear_error();
   return GKO_STATUS_SUCCESS;

@@ -659,6 +659,14 @@ gko_status_t gk_im2col_launch(const gk_im2col_args *a);
  * bytes; rows, cols > 0. */
 gko_status_t gk_conv_filter_pad_launch(int es, int64_t rows, int64_t cols, int64_t ld_dst,
                                        const void *src, void *dst, void *stream);
+/* dst [k][kp] = the KCRS filter src [k][cg][rs] as KRSC (column t*cg + c
+ * from tap t of channel c), columns [cg*rs, kp) zero; es 2 or 4. */
+gko_status_t gk_conv_filter_krsc_launch(int es, int64_t k, int64_t cg, int64_t rs, int64_t kp,
+                                        const void *src, void *dst, void *stream);
+/* dst [batch][cols][rows] = src [batch][rows][cols] (elements of es = 2 or
+ * 4 bytes, raw bits); nothing when a size is 0. */
+gko_status_t gk_transpose_batched_launch(int es, int64_t rows, int64_t cols, int64_t batch,
+                                         const void *src, void *dst, void *stream);
 
 #ifdef __cplusplus
 }
