@@ -1087,6 +1087,8 @@ GKO_API gko_status_t gko_conv_output_shape(gko_conv_desc_t desc, int64_t *oh, in
  *   GKO_STATUS_NOT_SUPPORTED   a GEMM the plan needs is not supported (the
  *       detail starts with "conv GEMM plan" and quotes the GEMM's reason);
  *       a column-matrix row of 2^25 or more elements (C/groups * R * S);
+ *       OH * OW above 2^30 (NHWC, NCHW through NHWC) or 2^31 (NCHW); a
+ *       workspace (filter copy, one image's share) above 2^63 bytes;
  *   GKO_STATUS_DEVICE_MISMATCH, GKO_STATUS_ALLOC_FAILED,
  *   GKO_STATUS_CUDA_ERROR, GKO_STATUS_INTERNAL.
  * *plan is untouched on failure.

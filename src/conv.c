@@ -339,6 +339,23 @@ GKO_API gko_status_t gko_conv_output_shape(gko_conv_desc_t desc, int64_t *oh, in
 static size_t gk_round256(size_t v) { return (v + 255) & ~(size_t)255; }
 static int64_t gk_round_up(int64_t v, int64_t g) { return (v + g - 1) / g * g; }
 
+/* The im2col workspace for passes of nb images: 255 bytes of slack, the
+ * fixed part (the filter copy, rounded) and one pass's column matrix, x and
+ * D transposed, each rounded up to 256 bytes.  0 when that passes
+ * INT64_MAX bytes (absurd sizes: each part alone fits). */
+static size_t gk_conv_ws_for(const struct gko_conv_plan_s *cp, size_t fixed, int64_t nb) {
+  const size_t part[3] = {cp->col_img_bytes, cp->xt_img_bytes, cp->d_img_bytes};
+  uint64_t total = 255 + (uint64_t)fixed, t;
+  for (int i = 0; i < 3; i++) {
+    if (__builtin_mul_overflow((uint64_t)nb, (uint64_t)part[i], &t) ||
+        t > (uint64_t)INT64_MAX - 255)
+      return 0;
+    t = (t + 255) & ~(uint64_t)255;
+    if (__builtin_add_overflow(total, t, &total) || total > (uint64_t)INT64_MAX) return 0;
+  }
+  return (size_t)total;
+}
+
 /* Largest power of two dividing v (bytes), at most 256; 256 for 0. */
 static int64_t gk_lowbit(int64_t v) {
   if (v <= 0) return 256;
@@ -612,8 +629,9 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
      * instead of one per image of OH*OW, which leaves most of the GPU idle
      * on small late layers.  Worth the two transposes when the column
      * matrix is at least 4 times x (R*S >= 4 * stride_h * stride_w: 3x3
-     * stride 2 measured slower through NHWC) and the tiles are full
-     * (C >= 8); for f32, whose per-image GEMMs run near the FMA rate
+     * stride 2 measured slower through NHWC) and C >= 8 (x's transpose
+     * runs 32 x 32 tiles over C rows: the 3-channel stem wasted most of
+     * them); for f32, whose per-image GEMMs run near the FMA rate
      * already, only on large images (OH*OW >= 2048).  One image, or
      * groups, keep the per-image GEMMs.  Measured on ResNet-18's layers
      * (docs/conv.md). */
@@ -638,14 +656,18 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
       cap = lim / (G * cp->kp);
       if (gk_mul4(G, cp->kp, cp->ohw_ld, es, &col_img)) col_img = -1;
     } else {
-      if (ohw > lim) {
+      /* the GEMM's m = images * OH * OW: at most 2^30 per pass, the most
+       * gko gives cuBLASLt (gemm_cublaslt.c), so that every chunk and the
+       * invariant reference (the unchunked plan's m) stay within it */
+      const int64_t mlim = (int64_t)1 << 30;
+      if (ohw > mlim) {
         s = gk_fail(GKO_STATUS_NOT_SUPPORTED,
-                    "OH x OW = %lld output pixels per image is beyond the im2col kernels' 2^31 "
-                    "limit",
+                    "OH x OW = %lld output pixels per image is beyond the NHWC GEMM's 2^30 rows "
+                    "per pass",
                     (long long)ohw);
         goto fail;
       }
-      cap = lim / ohw;
+      cap = mlim / ohw;
       if (gk_mul4(ohw, G, cp->kp, es, &col_img)) col_img = -1;
     }
     if (col_img < 0 || (uint64_t)col_img > (uint64_t)SIZE_MAX / 4) {
@@ -658,10 +680,23 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
       cp->xt_img_bytes = (size_t)(p.c * p.h * p.w * es);
       cp->d_img_bytes = (size_t)(ohw * p.k * es);
     }
-    cp->wpad_bytes = cp->wpad ? (size_t)(p.k * cp->kp * es) : 0;
+    int64_t wpb = 0;
+    if (cp->wpad && (gk_mul4(p.k, cp->kp, es, 1, &wpb) || wpb > INT64_MAX - 4096)) {
+      s = gk_fail(GKO_STATUS_NOT_SUPPORTED,
+                  "the filter copy (K %lld x kp %lld) has more bytes than int64 can count",
+                  (long long)p.k, (long long)cp->kp);
+      goto fail;
+    }
+    cp->wpad_bytes = (size_t)wpb;
     const size_t fixed = gk_round256(cp->wpad_bytes);
-    cp->ws_min = 255 + fixed + gk_round256(cp->col_img_bytes) + gk_round256(cp->xt_img_bytes) +
-                 gk_round256(cp->d_img_bytes);
+    cp->ws_min = gk_conv_ws_for(cp, fixed, 1);
+    if (cp->ws_min == 0) {
+      s = gk_fail(GKO_STATUS_NOT_SUPPORTED,
+                  "one image's workspace (filter copy, column matrix%s) has more bytes than "
+                  "int64 can count",
+                  cp->via_nhwc ? ", x and y transposed" : "");
+      goto fail;
+    }
     int64_t nb = p.n < cap ? p.n : cap;
     const int64_t nb_all = nb;
     if (p.max_chunk > 0 && p.max_chunk < nb) nb = p.max_chunk;
@@ -675,14 +710,23 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
                     cp->wpad ? ", the filter copy " : "", cp->wpad ? "included" : "");
         goto fail;
       }
+      /* an estimate from one image's rounded share, then down to a fit */
       const size_t avail = (size_t)p.max_ws - 255 - fixed;
-      int64_t fit = (int64_t)(avail / (cp->col_img_bytes + cp->xt_img_bytes + cp->d_img_bytes));
+      int64_t fit = (int64_t)(avail / (cp->ws_min - 255 - fixed));
       if (fit < nb) nb = fit;
-      while (nb > 1 && gk_round256((size_t)nb * cp->col_img_bytes) +
-                               gk_round256((size_t)nb * cp->xt_img_bytes) +
-                               gk_round256((size_t)nb * cp->d_img_bytes) >
-                           avail)
+      while (nb > 1) {
+        const size_t w = gk_conv_ws_for(cp, fixed, nb);
+        if (w != 0 && w <= (size_t)p.max_ws) break;
         nb--;
+      }
+    }
+    const size_t ws_chunk = gk_conv_ws_for(cp, fixed, nb);
+    if (ws_chunk == 0) {
+      s = gk_fail(GKO_STATUS_NOT_SUPPORTED,
+                  "the workspace for %lld images per pass has more bytes than int64 can count "
+                  "(bound it with GKO_CONV_ATTR_MAX_WORKSPACE or MAX_CHUNK)",
+                  (long long)nb);
+      goto fail;
     }
     cp->chunk = nb;
     cp->nchunks = (p.n + nb - 1) / nb;
@@ -701,13 +745,26 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
      * chunk-dependent budget could change the algorithm; the algorithms
      * without split-K rarely need scratch) and therefore no padded copies. */
     int64_t ref_lines = lay == GKO_CONV_LAYOUT_NHWC ? nb_all * ohw : nb_all * p.kg;
-    if (ref_lines > ((int64_t)1 << 30)) ref_lines = (int64_t)1 << 30; /* cuBLASLt's limit in gko */
+    /* NCHW per image: the GEMMs' own m and n do not depend on the chunk
+     * (the images are the batch), so a reference capped at 2^30 lines (the
+     * most gko gives cuBLASLt) is the same question for every chunk; NHWC
+     * stays below it through the chunk cap above */
+    if (lay == GKO_CONV_LAYOUT_NCHW && ref_lines > ((int64_t)1 << 30))
+      ref_lines = (int64_t)1 << 30;
     if ((s = gk_conv_make_gemms(cp, 0, ref_lines))) goto fail;
+    /* every product below fits: gk_conv_ws_for(nb) did not overflow */
     cp->off_col = fixed;
     cp->off_xt = cp->off_col + gk_round256(cp->col_bytes);
     cp->off_d = cp->off_xt + gk_round256((size_t)nb * cp->xt_img_bytes);
     cp->off_gemm = cp->off_d + gk_round256((size_t)nb * cp->d_img_bytes);
-    cp->ws_bytes = 255 + cp->off_gemm + cp->gemm_ws;
+    if (__builtin_add_overflow(ws_chunk, cp->gemm_ws, &cp->ws_bytes) ||
+        cp->ws_bytes > (size_t)INT64_MAX) {
+      s = gk_fail(GKO_STATUS_NOT_SUPPORTED,
+                  "the workspace (%zu bytes and the GEMM's %zu) has more bytes than int64 can "
+                  "count",
+                  ws_chunk, cp->gemm_ws);
+      goto fail;
+    }
     if (p.max_ws >= 0 && cp->ws_bytes > (size_t)p.max_ws) {
       s = gk_fail(GKO_STATUS_INTERNAL,
                   "conv plan: workspace %zu bytes exceeds GKO_CONV_ATTR_MAX_WORKSPACE = %lld "
@@ -716,9 +773,11 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
       goto fail;
     }
     /* the GEMM's workspace does not depend on the chunk (budget 0: none) */
-    cp->ws_full = 255 + fixed + gk_round256((size_t)nb_all * cp->col_img_bytes) +
-                  gk_round256((size_t)nb_all * cp->xt_img_bytes) +
-                  gk_round256((size_t)nb_all * cp->d_img_bytes) + cp->gemm_ws;
+    /* INT64_MAX when no bound could hold the whole batch */
+    const size_t ws_all = gk_conv_ws_for(cp, fixed, nb_all);
+    if (ws_all == 0 || __builtin_add_overflow(ws_all, cp->gemm_ws, &cp->ws_full) ||
+        cp->ws_full > (size_t)INT64_MAX)
+      cp->ws_full = (size_t)INT64_MAX;
     /* launch shapes of every kernel variant execute may pick */
     if ((s = gk_im2col_occupancy(lay, (int)es, 16, &cp->block_nchw))) goto fail;
     if (lay == GKO_CONV_LAYOUT_NHWC)
@@ -748,7 +807,8 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
            (long long)cp->nchunks, cp->nchunks == 1 ? "" : "s", (long long)cp->last,
            nb == p.n ? "the whole batch"
            : nb == p.max_chunk ? "GKO_CONV_ATTR_MAX_CHUNK"
-           : nb == cap ? "the kernels' 2^31-row limit"
+           : nb == cap ? (lay == GKO_CONV_LAYOUT_NHWC ? "the GEMM's 2^30 rows per pass"
+                                                      : "the kernels' 2^31-row limit")
                        : "as many as GKO_CONV_ATTR_MAX_WORKSPACE allows");
     if (cp->wpad)
       gk_why(cp, "filter copied to [K=%lld][kp=%lld]%s; ", (long long)p.k, (long long)cp->kp,

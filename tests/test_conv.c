@@ -560,6 +560,21 @@ Test(conv, grid_of_shapes_layouts_dtypes, .timeout = 900) {
       c.ph = c.pw = 1;
       bad += run_case(h, &c, st, NULL);
     }
+  /* f32 NCHW through NHWC (OH * OW = 2116 >= 2048) */
+  {
+    ccase c = cc_make(GKO_DTYPE_F32, GKO_CONV_LAYOUT_NCHW, 2, 8, 46, 46, 12, 3, 3);
+    c.ph = c.pw = 1;
+    c.epilogue = GKO_EPILOGUE_BIAS_GELU_ERF;
+    gko_conv_desc_t d = make_desc(&c);
+    gko_conv_plan_t p = NULL;
+    T_OK(gko_conv_plan_create(h, d, &p));
+    char text[4096];
+    T_OK(gko_conv_plan_describe(p, text, sizeof text, NULL));
+    cr_expect(strstr(text, "through NHWC") != NULL, "%s", text);
+    gko_conv_plan_destroy(p);
+    gko_conv_desc_destroy(d);
+    bad += run_case(h, &c, st, NULL);
+  }
   cr_expect_eq(bad, 0, "%d problems (seed %llu)", bad, (unsigned long long)seed);
   cudaStreamDestroy(st);
   gko_destroy(h);
@@ -870,6 +885,11 @@ Test(conv, empty_batch_and_empty_input) {
       c.pw = 2;
       c.epilogue = GKO_EPILOGUE_BIAS;
       bad += run_case(h, &c, st, NULL);
+      /* H = W = 0, C = 8, 3x3, N = 2: NCHW f16/bf16 go through NHWC */
+      c = cc_make(kDts[dd], L, 2, 8, 0, 0, 6, 3, 3);
+      c.ph = c.pw = 2;
+      c.epilogue = GKO_EPILOGUE_BIAS_RELU;
+      bad += run_case(h, &c, st, NULL);
     }
   cr_expect_eq(bad, 0, "%d problems (seed %llu)", bad, (unsigned long long)seed);
   cudaStreamDestroy(st);
@@ -929,10 +949,9 @@ static void capture_vs_eager(gko_handle_t h, ccase c) {
   size_t need = 0;
   T_OK(gko_conv_workspace_size(p, &need));
   void *ws = need ? t_dalloc(need) : NULL;
-  if (ws) { /* as run_case */
-    T_CUDA(cudaMemset(ws, T_POISON_BYTE, need));
-    T_CUDA(cudaDeviceSynchronize());
-  }
+  if (ws) T_CUDA(cudaMemset(ws, T_POISON_BYTE, need)); /* as run_case */
+  /* the memsets ran on the legacy stream, unordered with st */
+  T_CUDA(cudaDeviceSynchronize());
   cudaStream_t st;
   T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   T_OK(gko_conv_execute(p, dx, dw, db, y1, ws, need, st));
@@ -994,6 +1013,36 @@ Test(conv, graph_capture_matches_eager, .timeout = 300) {
     c = cc_make(GKO_DTYPE_F32, L, 2, 16, 6, 6, 8, 1, 1);
     c.epilogue = GKO_EPILOGUE_BIAS;
     capture_vs_eager(h, c);
+    /* C = 8, 3x3, chunks of 2: NCHW goes through NHWC (transposes, filter
+     * reorder) */
+    c = cc_make(GKO_DTYPE_F16, L, 3, 8, 10, 10, 16, 3, 3);
+    c.ph = c.pw = 1;
+    c.max_chunk = 2;
+    c.epilogue = GKO_EPILOGUE_BIAS_RELU;
+    capture_vs_eager(h, c);
+  }
+  gko_destroy(h);
+}
+
+/* Descriptors whose x, w and y each fit int64 bytes but whose workspace
+ * would not: NOT_SUPPORTED with a reason, *plan untouched (found by review:
+ * the filter copy's K x kp and the workspace sums were unchecked). */
+Test(conv, absurd_sizes_fail_cleanly) {
+  T_REQUIRE_GPU();
+  gko_handle_t h = t_handle();
+  const int64_t ks[2] = {(int64_t)12e16, ((int64_t)1 << 57) - 1};
+  const int64_t cs[2] = {9, 8};
+  for (int i = 0; i < 2; i++) {
+    ccase c = cc_make(GKO_DTYPE_F16, GKO_CONV_LAYOUT_NCHW, 2, cs[i], i ? 5 : 2, i ? 5 : 2, ks[i],
+                      2, 2);
+    gko_conv_desc_t d = make_desc(&c);
+    int64_t oh = 0, ow = 0;
+    T_OK(gko_conv_output_shape(d, &oh, &ow)); /* each tensor's size is countable */
+    gko_conv_plan_t p = (gko_conv_plan_t)(uintptr_t)0x55;
+    T_FAILS(GKO_STATUS_NOT_SUPPORTED, gko_conv_plan_create(h, d, &p));
+    cr_expect(strstr(gko_last_error_detail(), "int64") != NULL, "%s", gko_last_error_detail());
+    cr_expect_eq(p, (gko_conv_plan_t)(uintptr_t)0x55);
+    gko_conv_desc_destroy(d);
   }
   gko_destroy(h);
 }
