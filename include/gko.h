@@ -337,8 +337,9 @@ typedef enum gko_gemm_backend_e {
    * (docs/gemm.md lists the rules); with GKO_GEMM_ATTR_AUTOTUNE the faster
    * of both, timed */
   GKO_GEMM_BACKEND_AUTO = 0,
-  /* cuBLASLt Tensor-Core (or SIMT) kernels; m, n and k at most 2^30
-   * (NOT_SUPPORTED above: cuBLASLt's heuristic faulted on such shapes) */
+  /* cuBLASLt Tensor-Core (or SIMT) kernels; m, n, k and INVARIANT's R at
+   * most 2^30 (NOT_SUPPORTED above: cuBLASLt's heuristic faulted on such
+   * shapes) */
   GKO_GEMM_BACKEND_CUBLASLT = 1,
   /* gko's own WMMA Tensor-Core kernel: f16 or bf16 inputs (bf16 on sm_80
    * and newer), f32 accumulation (also under F16_ACCUMULATE), any shape,
