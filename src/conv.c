@@ -659,7 +659,7 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
       /* the GEMM's m = images * OH * OW: at most 2^30 per pass, the most
        * gko gives cuBLASLt (gemm_cublaslt.c), so that every chunk and the
        * invariant reference (the unchunked plan's m) stay within it */
-      const int64_t mlim = (int64_t)1 << 30;
+      const int64_t mlim = GK_LT_MAX_DIM;
       if (ohw > mlim) {
         s = gk_fail(GKO_STATUS_NOT_SUPPORTED,
                     "OH x OW = %lld output pixels per image is beyond the NHWC GEMM's 2^30 rows "
@@ -749,8 +749,7 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
      * (the images are the batch), so a reference capped at 2^30 lines (the
      * most gko gives cuBLASLt) is the same question for every chunk; NHWC
      * stays below it through the chunk cap above */
-    if (lay == GKO_CONV_LAYOUT_NCHW && ref_lines > ((int64_t)1 << 30))
-      ref_lines = (int64_t)1 << 30;
+    if (lay == GKO_CONV_LAYOUT_NCHW && ref_lines > GK_LT_MAX_DIM) ref_lines = GK_LT_MAX_DIM;
     if ((s = gk_conv_make_gemms(cp, 0, ref_lines))) goto fail;
     /* every product below fits: gk_conv_ws_for(nb) did not overflow */
     cp->off_col = fixed;

@@ -511,9 +511,8 @@ static gko_status_t lt_plan(gko_gemm_plan_t plan) {
   /* cuBLASLt's heuristic is not safe near 2^31 in a dimension: a fuzzed
    * GEMM raised SIGFPE inside cublasLtMatmulAlgoGetHeuristic (CUDA 13.0,
    * H200, 2026-11-30).  Such shapes are left to the next backend. */
-  const int64_t lt_max_dim = (int64_t)1 << 30;
-  if (p->ml > lt_max_dim || p->nl > lt_max_dim || p->k > lt_max_dim ||
-      p->invariant > lt_max_dim)
+  if (p->ml > GK_LT_MAX_DIM || p->nl > GK_LT_MAX_DIM || p->k > GK_LT_MAX_DIM ||
+      p->invariant > GK_LT_MAX_DIM)
     return gk_fail(GKO_STATUS_NOT_SUPPORTED,
                    "cuBLASLt: m = %lld, n = %lld, k = %lld (or the invariant reference %lld) "
                    "exceeds 2^30, beyond what gko hands to cuBLASLt's heuristic",
