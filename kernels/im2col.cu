@@ -1,6 +1,7 @@
 /* im2col.cu -- the column matrices of Conv2d's im2col + GEMM lowering
- * (Chellapilla, Puri, Simard, 2006), for NCHW and NHWC, and the zero-padded
- * filter copy.
+ * (Chellapilla, Puri, Simard, 2006), for NCHW and NHWC, the zero-padded
+ * filter copy (reordered KCRS -> KRSC for NCHW through NHWC), and the
+ * batched transpose of NCHW through NHWC.
  *
  * Memory-bound copies: every element of the column matrix is written once
  * (padding taps as zeros), and the input is read R*S/stride^2 times, mostly
@@ -170,20 +171,9 @@ __global__ void __launch_bounds__(kMaxBlock)
   }
 }
 
-template <typename T>
-__global__ void filter_pad(const void *srcp, void *dstp, int64_t rows, int64_t cols, int64_t ld) {
-  const T *__restrict__ src = static_cast<const T *>(srcp);
-  T *__restrict__ dst = static_cast<T *>(dstp);
-  const int64_t total = rows * ld;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
-       i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t r = i / ld, c = i - r * ld;
-    dst[i] = c < cols ? src[r * cols + c] : T(0);
-  }
-}
-
 /* dst [k][kp] = the KCRS filter src [k][cg][rs] reordered to KRSC
- * (column t * cg + c from tap t of channel c), columns [cg * rs, kp) zero.
+ * (column t * cg + c from tap t of channel c), columns [cg * rs, kp) zero;
+ * with rs = 1 and cg = L, the rows copied as they are and zero-padded.
  * Rows along grid y, columns along x; the column split uses 32-bit
  * division by a run-time constant (kp < 2^25). */
 template <typename T>
@@ -358,21 +348,6 @@ extern "C" gko_status_t gk_im2col_launch(const gk_im2col_args *a) {
                          (cudaStream_t)a->stream);
   }
   if (e != cudaSuccess) return gk_cuda_fail(e, "im2col kernel launch");
-  return GKO_STATUS_SUCCESS;
-}
-
-extern "C" gko_status_t gk_conv_filter_pad_launch(int es, int64_t rows, int64_t cols,
-                                                  int64_t ld_dst, const void *src, void *dst,
-                                                  void *stream) {
-  const int64_t total = rows * ld_dst;
-  int64_t blocks = (total + kMaxBlock - 1) / kMaxBlock;
-  if (blocks > 65536) blocks = 65536; /* grid-stride loop covers the rest */
-  const void *fn = es == 2 ? (const void *)filter_pad<unsigned short>
-                           : (const void *)filter_pad<unsigned int>;
-  void *args[] = {(void *)&src, (void *)&dst, (void *)&rows, (void *)&cols, (void *)&ld_dst};
-  cudaError_t e = cudaLaunchKernel(fn, dim3((unsigned)blocks), dim3(kMaxBlock), args, 0,
-                                   (cudaStream_t)stream);
-  if (e != cudaSuccess) return gk_cuda_fail(e, "conv filter copy kernel launch");
   return GKO_STATUS_SUCCESS;
 }
 

@@ -975,11 +975,11 @@ GKO_API gko_status_t gko_conv_execute(gko_conv_plan_t plan, const void *x, const
   const int lay = plan->via_nhwc ? GKO_CONV_LAYOUT_NHWC : p->layout;
   const char *wsrc = w;
   if (plan->wpad) {
-    s = plan->via_nhwc ? gk_conv_filter_krsc_launch((int)es, p->k, p->cg, p->r * p->s, plan->kp,
-                                                    w, base, stream)
-                       : gk_conv_filter_pad_launch((int)es, p->k, plan->l, plan->kp, w, base,
-                                                   stream);
-    if (s) return s;
+    /* through NHWC: KCRS -> KRSC; else the rows as they are (one tap of
+     * L channels), both zero-padded to kp */
+    const int64_t cg = plan->via_nhwc ? p->cg : plan->l, rs = plan->via_nhwc ? p->r * p->s : 1;
+    if ((s = gk_conv_filter_krsc_launch((int)es, p->k, cg, rs, plan->kp, w, base, stream)))
+      return s;
     wsrc = base;
   }
   const int64_t k = plan->path == GKO_CONV_PATH_DIRECT ? p->cg : plan->kp;

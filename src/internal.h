@@ -659,13 +659,9 @@ typedef struct gk_im2col_args {
  * NO_KERNEL_IMAGE (detail set). */
 gko_status_t gk_im2col_occupancy(int layout, int es, int vec_bytes, int *block);
 gko_status_t gk_im2col_launch(const gk_im2col_args *a);
-/* dst [rows][ld_dst] = src [rows][cols] with columns [cols, ld_dst) zero;
- * element size es (2 or 4); dst 16-byte aligned, ld_dst a multiple of 16
- * bytes; rows, cols > 0. */
-gko_status_t gk_conv_filter_pad_launch(int es, int64_t rows, int64_t cols, int64_t ld_dst,
-                                       const void *src, void *dst, void *stream);
 /* dst [k][kp] = the KCRS filter src [k][cg][rs] as KRSC (column t*cg + c
- * from tap t of channel c), columns [cg*rs, kp) zero; es 2 or 4. */
+ * from tap t of channel c), columns [cg*rs, kp) zero; es 2 or 4; kp < 2^25.
+ * rs = 1, cg = L: a plain zero-padded copy of [k][L] rows. */
 gko_status_t gk_conv_filter_krsc_launch(int es, int64_t k, int64_t cg, int64_t rs, int64_t kp,
                                         const void *src, void *dst, void *stream);
 /* dst [batch][cols][rows] = src [batch][rows][cols] (elements of es = 2 or
