@@ -325,12 +325,33 @@ __device__ __forceinline__ void lean_accumulate(const Params &p, const I *ci, co
   }
 }
 
+/* The lane's first column col and element count cnt in column tile t
+ * (cnt 0: the lane has no columns there). */
+template <int VW>
+__device__ __forceinline__ void tile_cols(const Params &p, int64_t t, int gc, int cp,
+                                          int64_t &col, int &cnt) {
+  col = gk_spmm_lane_col(t, 0, gc, cp, 1, VW);
+  const int64_t left = p.n - col;
+  cnt = left <= 0 ? 0 : left >= VW ? VW : (int)left;
+}
+
+/* The entry range [a, e) of row r -- empty (skip) for a row longer than
+ * long_len, whose segments other blocks take. */
+template <typename I>
+__device__ __forceinline__ void row_bounds(const Params &p, const I *rp, int64_t r, int64_t &a,
+                                           int64_t &e, bool &skip) {
+  a = rp[r];
+  e = rp[r + 1];
+  skip = p.long_len > 0 && e - a > p.long_len; /* segments */
+  if (skip) e = a;
+}
+
 /* Rows: 2^lg_r row groups of 2^lg_gc lanes per warp, a lane owning one
- * 16-byte vector (or element) of C's row per column tile, grid-stride over
+ * 16-byte vector (or element) of C's row in a column tile, grid-stride over
  * rows in row_blocks blocks (the first ones, or the last ones when
- * seg_first).  Rows longer than long_len are skipped there; the other
- * blocks process their segments into the workspace (segfix_kernel sums
- * them in order).  The block scheduler starts blocks roughly in index
+ * seg_first), each row's column tiles in order.  Rows longer than long_len
+ * are skipped there; the other blocks process their segments into the
+ * workspace (segfix_kernel sums them in order).  The block scheduler starts blocks roughly in index
  * order, so seg_first starts the long chains first. */
 template <typename T, typename I, int VW, int NV>
 __global__ void __launch_bounds__(kMaxBlock, 4) rowsplit_kernel(Params p) {
@@ -351,105 +372,83 @@ __global__ void __launch_bounds__(kMaxBlock, 4) rowsplit_kernel(Params p) {
   if (role >= 0) {
     const int64_t warp = role * wpb + wib;
     const int64_t nwarps = p.row_blocks * wpb;
-    if (p.ntiles == 1) {
-      /* One column tile: the group's rows as one pipeline.  While a
-       * row's last B vectors are in flight, the next row's bounds (read
-       * one row earlier) give its first step's col_ind/values; a row then
-       * costs its steps' B round trips, not also the row_ptr and col_ind
-       * round trips before them. */
-      constexpr int U = kUnroll;
-      const int64_t stride = nwarps * R;
-      const int64_t col = gk_spmm_lane_col(0, 0, gc, cp, 1, VW);
-      const int64_t left = p.n - col;
-      if (left <= 0) return;
-      const int cnt = left >= VW ? VW : (int)left;
-      const int64_t cb = col * p.sbc;
-      int64_t r = warp * R + g;
-      int64_t a = 0, e = 0;
-      bool skip = true;
-      if (r < p.m) {
-        a = rp[r];
-        e = rp[r + 1];
-        skip = p.long_len > 0 && e - a > p.long_len; /* segments */
-        if (skip) e = a;
-      }
-      I c[U];
-      float v[U];
+    /* A group takes rows warp * R + g + k * stride and, for each row,
+     * its column tiles in order: items (row, tile) run as one pipeline.
+     * While an item's last B vectors are in flight, the next item's
+     * first col_ind/values are loaded (its bounds read one item earlier,
+     * or the same row's when only the tile changes), so an item costs its
+     * steps' B round trips, not also the row_ptr and col_ind round trips
+     * before them; a row's later tiles find its entries in L1. */
+    constexpr int U = kUnroll;
+    const int64_t stride = nwarps * R;
+    /* one tile: a lane past n has nothing to do in any item */
+    if (p.ntiles == 1 && gk_spmm_lane_col(0, 0, gc, cp, 1, VW) >= p.n) return;
+    int64_t r = warp * R + g, t = 0;
+    int64_t a = 0, e = 0;
+    bool skip = true;
+    if (r < p.m) row_bounds<I>(p, rp, r, a, e, skip);
+    I c[U];
+    float v[U];
 #pragma unroll
-      for (int u = 0; u < U; u++) {
-        const bool ok = a + u < e;
-        c[u] = ok ? ci[a + u] : 0;
-        v[u] = ok ? elt<T>::to_f(va[a + u]) : 0.0f;
-      }
-      for (; r < p.m; r += stride) {
-        const int64_t r2 = r + stride;
-        int64_t a2 = 0, e2 = 0;
-        bool skip2 = true;
-        if (r2 < p.m) {
-          a2 = rp[r2];
-          e2 = rp[r2 + 1];
-          skip2 = p.long_len > 0 && e2 - a2 > p.long_len;
-          if (skip2) e2 = a2;
-        }
-        float acc[1][VW];
-#pragma unroll
-        for (int x = 0; x < VW; x++) acc[0][x] = 0.0f;
-        for (int64_t j = a; j < e; j += U) {
-          typename Raw<VW>::type rb[U];
-#pragma unroll
-          for (int u = 0; u < U; u++)
-            rb[u] = load_b<T, VW>(B, (int64_t)c[u] * p.sbr + cb, j + u < e ? cnt : 0);
-          float w[U];
-          const bool last = j + U >= e;
-          const int64_t base = last ? a2 : j + U, lim = last ? e2 : e;
-#pragma unroll
-          for (int u = 0; u < U; u++) {
-            w[u] = v[u];
-            const bool ok = base + u < lim;
-            c[u] = ok ? ci[base + u] : 0;
-            v[u] = ok ? elt<T>::to_f(va[base + u]) : 0.0f;
-          }
-#pragma unroll
-          for (int u = 0; u < U; u++) fma_raw<T, VW>(w[u], rb[u], acc[0]);
-        }
-        if (a >= e) { /* no step ran: the next row's first step now */
-#pragma unroll
-          for (int u = 0; u < U; u++) {
-            const bool ok = a2 + u < e2;
-            c[u] = ok ? ci[a2 + u] : 0;
-            v[u] = ok ? elt<T>::to_f(va[a2 + u]) : 0.0f;
-          }
-        }
-        if (!skip) {
-          Cols<VW, 1> cbs;
-          cbs.col[0] = col;
-          cbs.cnt[0] = cnt;
-          store_row<T, VW, 1>(p, C, r, cbs, acc);
-        }
-        a = a2;
-        e = e2;
-        skip = skip2;
-      }
-      return;
+    for (int u = 0; u < U; u++) {
+      const bool ok = a + u < e;
+      c[u] = ok ? ci[a + u] : 0;
+      v[u] = ok ? elt<T>::to_f(va[a + u]) : 0.0f;
     }
-    for (int64_t r = warp * R + g; r - g < p.m; r += nwarps * R) {
-      if (r >= p.m) continue;
-      const int64_t a = rp[r], e = rp[r + 1];
-      if (p.long_len > 0 && e - a > p.long_len) continue; /* segments */
-      for (int64_t t = 0; t < p.ntiles; t++) {
-        const int64_t col = gk_spmm_lane_col(t, 0, gc, cp, 1, VW);
-        const int64_t left = p.n - col;
-        if (left <= 0) break;
-        const int cnt = left >= VW ? VW : (int)left;
-        float acc[1][VW];
-#pragma unroll
-        for (int x = 0; x < VW; x++) acc[0][x] = 0.0f;
-        lean_accumulate<T, I, VW>(p, ci, va, B, a, e, col, cnt, acc[0]);
-        Cols<VW, 1> cb;
-        cb.col[0] = col;
-        cb.cnt[0] = cnt;
-        store_row<T, VW, 1>(p, C, r, cb, acc);
+    while (r < p.m) {
+      int64_t col;
+      int cnt;
+      tile_cols<VW>(p, t, gc, cp, col, cnt);
+      int64_t r2 = r, t2 = t + 1, a2 = a, e2 = e;
+      bool skip2 = skip;
+      if (t2 == p.ntiles) { /* the next row */
+        t2 = 0;
+        r2 = r + stride;
+        a2 = e2 = 0;
+        skip2 = true;
+        if (r2 < p.m) row_bounds<I>(p, rp, r2, a2, e2, skip2);
       }
+      float acc[1][VW];
+#pragma unroll
+      for (int x = 0; x < VW; x++) acc[0][x] = 0.0f;
+      const int64_t cb = col * p.sbc;
+      for (int64_t j = a; j < e; j += U) {
+        typename Raw<VW>::type rb[U];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+          rb[u] = load_b<T, VW>(B, (int64_t)c[u] * p.sbr + cb, j + u < e ? cnt : 0);
+        float w[U];
+        const bool last = j + U >= e;
+        const int64_t base = last ? a2 : j + U, lim = last ? e2 : e;
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+          w[u] = v[u];
+          const bool ok = base + u < lim;
+          c[u] = ok ? ci[base + u] : 0;
+          v[u] = ok ? elt<T>::to_f(va[base + u]) : 0.0f;
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) fma_raw<T, VW>(w[u], rb[u], acc[0]);
+      }
+      if (a >= e) { /* no step ran: the next item's first step now */
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+          const bool ok = a2 + u < e2;
+          c[u] = ok ? ci[a2 + u] : 0;
+          v[u] = ok ? elt<T>::to_f(va[a2 + u]) : 0.0f;
+        }
+      }
+      if (!skip) {
+        Cols<VW, 1> cbs;
+        cbs.col[0] = col;
+        cbs.cnt[0] = cnt;
+        store_row<T, VW, 1>(p, C, r, cbs, acc);
+      }
+      r = r2;
+      t = t2;
+      a = a2;
+      e = e2;
+      skip = skip2;
     }
     return;
   }
