@@ -50,6 +50,12 @@ extern double g_last_host_us;
  * into one graph, replayed g_repeat times between events, median. */
 double time_graph(run_fn fn, void *ctx, cudaStream_t s, int calls);
 double measure_copy(cudaStream_t s);
+/* The smallest stream operation: one 4-byte cudaMemsetAsync, timed like
+ * every case (device time, and latency = the call + cudaStreamSynchronize on
+ * the host clock).  Its latency minus its device time is what launching and
+ * waiting cost on this machine, whatever the library: the floor under every
+ * row's latency_us - device_us. */
+void measure_launch_floor(cudaStream_t s, double *dev_us, double *lat_us);
 
 /* One row of the table (and of the JSON file).  bytes: the fewest bytes the
  * op must move; flops: 0 for memory-bound ops.  With --power the row also

@@ -139,6 +139,21 @@ double measure_copy(cudaStream_t s) {
   return 2.0 * (double)c.bytes / (dev * 1e3); /* GB/s, read + write */
 }
 
+typedef struct {
+  void *p;
+} floor_ctx;
+
+static void run_floor(void *ctx, cudaStream_t s) {
+  CK(cudaMemsetAsync(((floor_ctx *)ctx)->p, 0, 4, s));
+}
+
+void measure_launch_floor(cudaStream_t s, double *dev_us, double *lat_us) {
+  floor_ctx c = {NULL};
+  CK(cudaMalloc(&c.p, 4));
+  time_case(run_floor, &c, s, dev_us, lat_us);
+  cudaFree(c.p);
+}
+
 void report(const char *op, const char *shape, const char *dtype, const char *form,
             double dev, double lat, double bytes, double max_err) {
   static int header_done = 0;

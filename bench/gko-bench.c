@@ -102,6 +102,11 @@ int main(int argc, char **argv) {
     free(text);
     printf("measured device-to-device copy: %.0f GB/s (bytes read + written, 1 GiB)\n",
            g_copy_gbs);
+    double fdev = 0, flat = 0;
+    measure_launch_floor(s, &fdev, &flat);
+    printf("launch + synchronize floor (one 4-byte cudaMemsetAsync): latency %.1f us, device "
+           "%.1f us, latency - device %.1f us\n",
+           flat, fdev, flat - fdev);
     bench_power_close();
     return 0;
   }
@@ -114,6 +119,13 @@ int main(int argc, char **argv) {
     fprintf(g_json, "[");
   }
   printf("# copy bandwidth (device-to-device, read + write): %.0f GB/s\n", g_copy_gbs);
+  {
+    double fdev = 0, flat = 0;
+    measure_launch_floor(s, &fdev, &flat);
+    printf("# launch + synchronize floor (one 4-byte cudaMemsetAsync): latency %.1f us, device "
+           "%.1f us; %.1f us is about the least latency_us - device_us a call has here\n",
+           flat, fdev, flat - fdev);
+  }
   int fails = 0;
   if (mod) {
     g_power_lines = mod->own_table;
