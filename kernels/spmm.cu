@@ -351,8 +351,9 @@ __device__ __forceinline__ void row_bounds(const Params &p, const I *rp, int64_t
  * rows in row_blocks blocks (the first ones, or the last ones when
  * seg_first), each row's column tiles in order.  Rows longer than long_len
  * are skipped there; the other blocks process their segments into the
- * workspace (segfix_kernel sums them in order).  The block scheduler starts blocks roughly in index
- * order, so seg_first starts the long chains first. */
+ * workspace (segfix_kernel sums them in order).  The block scheduler
+ * starts blocks roughly in index order, so seg_first starts the long chains
+ * first. */
 template <typename T, typename I, int VW, int NV>
 __global__ void __launch_bounds__(kMaxBlock, 4) rowsplit_kernel(Params p) {
   const I *rp = static_cast<const I *>(p.rp);
