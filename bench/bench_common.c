@@ -134,6 +134,7 @@ double measure_copy(cudaStream_t s) {
   CK(cudaMemset(c.src, 1, c.bytes));
   double dev, lat;
   time_case(run_copy, &c, s, &dev, &lat);
+  g_last_power.fresh = 0; /* not a table row: no row shows this region's power */
   cudaFree(c.src);
   cudaFree(c.dst);
   return 2.0 * (double)c.bytes / (dev * 1e3); /* GB/s, read + write */
@@ -151,6 +152,7 @@ void measure_launch_floor(cudaStream_t s, double *dev_us, double *lat_us) {
   floor_ctx c = {NULL};
   CK(cudaMalloc(&c.p, 4));
   time_case(run_floor, &c, s, dev_us, lat_us);
+  g_last_power.fresh = 0;
   cudaFree(c.p);
 }
 

@@ -343,8 +343,8 @@ static int run_case(gko_handle_t h, const gcase *c, cudaStream_t stream, wsbuf *
    * initcheck, GKO_TEST_SEED 14578848579175309761); a host model of TF32
    * rounding failed 1.8 % of such small cases with the plain norm and none
    * with the products counted. */
-  const int prod_norm = c->compute == GKO_GEMM_COMPUTE_F16_ACCUMULATE ||
-                    c->compute == GKO_GEMM_COMPUTE_TF32;
+  const int prod_norm =
+      c->compute == GKO_GEMM_COMPUTE_F16_ACCUMULATE || c->compute == GKO_GEMM_COMPUTE_TF32;
   const int act = c->epilogue >> 1;
   const int64_t nrows = c->sample_rows > 0 && c->sample_rows < m ? c->sample_rows : m;
   for (int64_t b = 0; b < bt; b++)

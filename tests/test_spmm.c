@@ -444,6 +444,10 @@ Test(spmm_model, shapes_fill_the_warp_and_cover_n) {
                     "n %lld vw %d mean %g: 2^%d x 2^%d x 2^%d lanes", (long long)n, vws[v],
                     means[mi], s.lg_gc, s.lg_gk, s.lg_r);
           if (kk) cr_assert_eq(s.lg_r, 0);
+          /* rowsplit_kernel splits a warp's lanes as lane >> lg_gc (row
+           * group) and lane & (gc - 1) (column part): no entry parts */
+          if (!kk) cr_assert_eq(s.lg_gk, 0, "n %lld vw %d: ROW_SPLIT with 2^%d entry parts",
+                                (long long)n, vws[v], s.lg_gk);
           cr_assert(s.nv == 1 || s.nv == 2);
           cr_assert_eq(s.vec, vws[v] > 1);
           const int64_t span = ((int64_t)1 << s.lg_gc) * s.nv * vws[v];
