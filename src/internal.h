@@ -64,6 +64,11 @@ gko_status_t gk_gelu_launch(const gk_occupancy *occ, int dir, int approx,
 
 /* ---- GEMM (src/gemm*.c, kernels/gemm_*.cu) ------------------------------ */
 
+/* The largest m, n, k (and GKO_GEMM_ATTR_INVARIANT reference) gko hands to
+ * cuBLASLt: its heuristic raised SIGFPE near 2^31 (gemm_cublaslt.c).  The
+ * conv lowering keeps its GEMMs within it (conv.c). */
+#define GK_LT_MAX_DIM ((int64_t)1 << 30)
+
 /* The resolved problem: the user's view (row- or column-major) and the
  * column-major "lt view" cuBLASLt (and any backend) computes:
  *   D_l (ml x nl, ld ldd) = act(alpha * op(A_l) op(B_l) + beta * C_l + bias)
@@ -617,11 +622,6 @@ static inline int64_t gk_spmm_split_rows(const int64_t *part, const int64_t *rp_
 }
 
 /* ---- Conv2d (src/conv.c, kernels/im2col.cu) ----------------------------- */
-
-/* The largest m, n, k (and GKO_GEMM_ATTR_INVARIANT reference) gko hands to
- * cuBLASLt: its heuristic raised SIGFPE near 2^31 (gemm_cublaslt.c).  The
- * conv lowering keeps its GEMMs within it (conv.c). */
-#define GK_LT_MAX_DIM ((int64_t)1 << 30)
 
 /* Division by a run-time constant d in [1, 2^31) of numerators n < 2^31
  * with one multiply-high and a shift (Granlund & Montgomery, 1994; the form
