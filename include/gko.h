@@ -879,7 +879,8 @@ GKO_API gko_status_t gko_spmm_plan_describe(gko_spmm_plan_t plan, char *buf,
  *   - Elements of C outside the m x n matrix (padding up to ldc) are never
  *     read or written.  alpha == 0 is not special-cased (NaN in B
  *     propagates).
- *   - C must not overlap B or the CSR arrays (INVALID_VALUE).
+ *   - C must not overlap B or the CSR arrays, and a workspace the plan
+ *     uses must not overlap B, C or the CSR arrays (INVALID_VALUE).
  * Statuses: GKO_STATUS_INVALID_VALUE (NULL plan; a NULL or misaligned B or
  * C the call needs; overlap; workspace NULL while the plan needs some),
  * GKO_STATUS_INSUFFICIENT_WORKSPACE, GKO_STATUS_DEVICE_MISMATCH (wrong
@@ -1129,7 +1130,8 @@ GKO_API gko_status_t gko_conv_plan_describe(gko_conv_plan_t plan, char *buf, siz
  * epilogue has one; else ignored) and y (N*K*OH*OW): device-accessible,
  * dense in the plan's layout, each aligned to the plan's ALIGNMENT promise
  * and its element size.  y is only written (its old contents never matter)
- * and must not overlap x, w, bias or the workspace.
+ * and must not overlap x, w, bias or the workspace; a workspace the plan
+ * uses (workspace size > 0) must not overlap x, w or bias.
  *   - N == 0: nothing is read or written (NULLs allowed).
  *   - H == 0 or W == 0 (with enough padding): x is never read (may be
  *     NULL); y = act(bias), as the padding is all zeros.
@@ -1140,8 +1142,9 @@ GKO_API gko_status_t gko_conv_plan_describe(gko_conv_plan_t plan, char *buf, siz
  * workspace: gko_conv_workspace_size bytes (any alignment), or NULL with
  * workspace_bytes == 0 when the plan needs none.
  * Statuses: GKO_STATUS_INVALID_VALUE (NULL plan; a NULL or misaligned
- * pointer the call needs; y overlapping an input or the workspace; a
- * workspace NULL with workspace_bytes > 0), GKO_STATUS_INSUFFICIENT_
+ * pointer the call needs; y overlapping an input or the workspace; the
+ * workspace overlapping an input; a workspace NULL with workspace_bytes >
+ * 0), GKO_STATUS_INSUFFICIENT_
  * WORKSPACE, GKO_STATUS_DEVICE_MISMATCH, GKO_STATUS_NOT_SUPPORTED (cuBLASLt
  * rejected a GEMM; the detail starts with "conv GEMM"), GKO_STATUS_CUDA_
  * ERROR, GKO_STATUS_EXECUTION_FAILED.  On failure of the checks nothing was

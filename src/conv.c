@@ -901,13 +901,6 @@ static gko_status_t gk_conv_check_ptr(const void *ptr, const char *name, int64_t
   return GKO_STATUS_SUCCESS;
 }
 
-/* [p, p + a) and [q, q + b) share a byte. */
-static int gk_overlap(const void *p, size_t a, const void *q, size_t b) {
-  if (!p || !q || a == 0 || b == 0) return 0;
-  uintptr_t x = (uintptr_t)p, y = (uintptr_t)q;
-  return x < y + b && y < x + a;
-}
-
 GKO_API gko_status_t gko_conv_execute(gko_conv_plan_t plan, const void *x, const void *w,
                                       const void *bias, void *y, void *workspace,
                                       size_t workspace_bytes, gko_stream_t stream) {
@@ -940,6 +933,16 @@ GKO_API gko_status_t gko_conv_execute(gko_conv_plan_t plan, const void *x, const
     return gk_fail(GKO_STATUS_INVALID_VALUE, "y overlaps bias");
   if (gk_overlap(y, yb, workspace, workspace_bytes))
     return gk_fail(GKO_STATUS_INVALID_VALUE, "y overlaps the workspace");
+  /* the workspace is written (column matrix, transposes, the GEMM's own):
+   * it must not hold an input */
+  if (plan->ws_bytes > 0) {
+    if (xb > 0 && gk_overlap(workspace, workspace_bytes, x, xb))
+      return gk_fail(GKO_STATUS_INVALID_VALUE, "the workspace overlaps x");
+    if (gk_overlap(workspace, workspace_bytes, w, wb))
+      return gk_fail(GKO_STATUS_INVALID_VALUE, "the workspace overlaps w");
+    if (need_bias && gk_overlap(workspace, workspace_bytes, bias, bb))
+      return gk_fail(GKO_STATUS_INVALID_VALUE, "the workspace overlaps bias");
+  }
   const void *ptrs[5] = {y, w, xb > 0 ? x : NULL, need_bias ? bias : NULL,
                          workspace_bytes ? workspace : NULL};
   const char *names[5] = {"y", "w", "x", "bias", "workspace"};

@@ -148,6 +148,12 @@ gko_status_t gk_check_call(gko_handle_t h, void *stream, int nptr,
   return s;
 }
 
+int gk_overlap(const void *p, size_t pb, const void *q, size_t qb) {
+  if (!p || !q || pb == 0 || qb == 0) return 0;
+  uintptr_t a = (uintptr_t)p, b = (uintptr_t)q;
+  return a < b + qb && b < a + pb;
+}
+
 int gk_partial_overlap(const void *p, size_t bytes, const void *q, size_t bytes2) {
   uintptr_t a = (uintptr_t)p, b = (uintptr_t)q;
   if (a == b) return 0;

@@ -272,6 +272,8 @@ gko_status_t gk_check_call(gko_handle_t h, void *stream, int nptr,
  * during capture) when stream is being captured, else SUCCESS; the query
  * itself runs in relaxed capture mode, so it never breaks the capture. */
 gko_status_t gk_refuse_capture(void *stream, const char *what);
+/* [p, p + pb) and [q, q + qb) share a byte (NULL or empty ranges never do). */
+int gk_overlap(const void *p, size_t pb, const void *q, size_t qb);
 /* [p, p+bytes) and [q, q+bytes2) overlap without being identical starts. */
 int gk_partial_overlap(const void *p, size_t bytes, const void *q,
                        size_t bytes2);

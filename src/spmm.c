@@ -452,10 +452,12 @@ GKO_API gko_status_t gko_spmm_plan_describe(gko_spmm_plan_t plan, char *buf, siz
   return GKO_STATUS_SUCCESS;
 }
 
-static int gk_overlaps(const void *p, size_t pb, const void *q, size_t qb) {
-  if (!p || !q || pb == 0 || qb == 0) return 0;
-  uintptr_t a = (uintptr_t)p, b = (uintptr_t)q;
-  return a < b + qb && b < a + pb;
+/* [q, q + qb) shares a byte with row_ptr, col_ind or values of a. */
+static int gk_overlaps_csr(const struct gko_csr_s *a, const void *q, size_t qb) {
+  const size_t is = gk_csr_isize(a), es = gko_dtype_size((gko_dtype_t)a->value_type);
+  return gk_overlap(q, qb, a->row_ptr, (size_t)(a->m + 1) * is) ||
+         gk_overlap(q, qb, a->col_ind, (size_t)a->nnz * is) ||
+         gk_overlap(q, qb, a->values, (size_t)a->nnz * es);
 }
 
 GKO_API gko_status_t gko_spmm_execute(gko_spmm_plan_t plan, float alpha, const void *B,
@@ -478,12 +480,9 @@ GKO_API gko_status_t gko_spmm_execute(gko_spmm_plan_t plan, float alpha, const v
   size_t bb = 0, cb = 0;
   gk_extent(p->layout, p->a.k, p->n, p->ldb, es, &bb);
   gk_extent(p->layout, p->a.m, p->n, p->ldc, es, &cb);
-  const size_t is = gk_csr_isize(&p->a);
-  if (reads_b && gk_overlaps(C, cb, B, bb))
+  if (reads_b && gk_overlap(C, cb, B, bb))
     return gk_fail(GKO_STATUS_INVALID_VALUE, "C overlaps B (SpMM cannot run in place)");
-  if (gk_overlaps(C, cb, p->a.row_ptr, (size_t)(p->a.m + 1) * is) ||
-      gk_overlaps(C, cb, p->a.col_ind, (size_t)p->a.nnz * is) ||
-      gk_overlaps(C, cb, p->a.values, (size_t)p->a.nnz * es))
+  if (gk_overlaps_csr(&p->a, C, cb))
     return gk_fail(GKO_STATUS_INVALID_VALUE, "C overlaps the CSR arrays of A");
   float *partials = NULL;
   if (p->ws_bytes > 0) {
@@ -495,6 +494,13 @@ GKO_API gko_status_t gko_spmm_execute(gko_spmm_plan_t plan, float alpha, const v
       return gk_fail(GKO_STATUS_INSUFFICIENT_WORKSPACE,
                      "workspace_bytes = %zu but the plan needs %zu (gko_spmm_workspace_size)",
                      workspace_bytes, p->ws_bytes);
+    /* the partial sums are written there: not over an operand */
+    if (gk_overlap(workspace, workspace_bytes, C, cb))
+      return gk_fail(GKO_STATUS_INVALID_VALUE, "the workspace overlaps C");
+    if (reads_b && gk_overlap(workspace, workspace_bytes, B, bb))
+      return gk_fail(GKO_STATUS_INVALID_VALUE, "the workspace overlaps B");
+    if (gk_overlaps_csr(&p->a, workspace, workspace_bytes))
+      return gk_fail(GKO_STATUS_INVALID_VALUE, "the workspace overlaps the CSR arrays of A");
     partials = (float *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255);
   }
   const void *ptrs[3] = {reads_b ? B : NULL, C, p->ws_bytes ? workspace : NULL};

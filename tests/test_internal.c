@@ -85,6 +85,16 @@ Test(errors, cuda_errors_map_to_clear_statuses) {
 
 Test(errors, overlap_rule) {
   char a[64] = {0};
+  /* any shared byte */
+  cr_expect(gk_overlap(a, 16, a, 16));
+  cr_expect(gk_overlap(a, 16, a + 15, 16));
+  cr_expect(gk_overlap(a + 15, 16, a, 16));
+  cr_expect(gk_overlap(a, 64, a + 8, 1));
+  cr_expect(!gk_overlap(a, 16, a + 16, 16));
+  cr_expect(!gk_overlap(a + 16, 16, a, 16));
+  cr_expect(!gk_overlap(a, 0, a, 16));
+  cr_expect(!gk_overlap(NULL, 16, a, 16));
+  /* overlapping without being the same start */
   cr_expect(!gk_partial_overlap(a, 16, a, 16));
   cr_expect(!gk_partial_overlap(a, 16, a + 16, 16));
   cr_expect(gk_partial_overlap(a, 16, a + 15, 16));

@@ -1119,6 +1119,22 @@ Test(spmm, bad_execute_arguments_leave_c_untouched) {
   T_FAILS(GKO_STATUS_INVALID_VALUE, gko_spmm_execute(p, 1, B, 0, C, NULL, ws, NULL));
   cr_expect(strstr(gko_last_error_detail(), "workspace") != NULL);
   T_FAILS(GKO_STATUS_INSUFFICIENT_WORKSPACE, gko_spmm_execute(p, 1, B, 0, C, W, ws - 1, NULL));
+  /* the workspace (written) over an operand: one allocation holds the
+   * workspace and B, so the range reaches no other buffer; C is checked
+   * first, so a workspace at C names C */
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_spmm_execute(p, 1, B, 0, C, C, ws, NULL));
+  cr_expect(strstr(gko_last_error_detail(), "the workspace overlaps C") != NULL, "%s",
+            gko_last_error_detail());
+  {
+    char *both = t_dalloc(ws + bb + 256);
+    T_FAILS(GKO_STATUS_INVALID_VALUE, gko_spmm_execute(p, 1, both + 256, 0, C, both, ws, NULL));
+    cr_expect(strstr(gko_last_error_detail(), "the workspace overlaps B") != NULL, "%s",
+              gko_last_error_detail());
+    cudaFree(both);
+  }
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_spmm_execute(p, 1, B, 0, C, d.rp, ws, NULL));
+  cr_expect(strstr(gko_last_error_detail(), "the workspace overlaps") != NULL, "%s",
+            gko_last_error_detail());
   T_CUDA(cudaDeviceSynchronize());
   t_d2h(back, C, cb + 64);
   cr_expect(memcmp(init, back, cb + 64) == 0, "C was modified by a failing call");
