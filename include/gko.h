@@ -879,8 +879,9 @@ GKO_API gko_status_t gko_spmm_plan_describe(gko_spmm_plan_t plan, char *buf,
  *   - Elements of C outside the m x n matrix (padding up to ldc) are never
  *     read or written.  alpha == 0 is not special-cased (NaN in B
  *     propagates).
- *   - C must not overlap B or the CSR arrays, and a workspace the plan
- *     uses must not overlap B, C or the CSR arrays (INVALID_VALUE).
+ *   - C must not overlap B or the CSR arrays, and the first
+ *     gko_spmm_workspace_size bytes of the workspace (written) must not
+ *     overlap B, C or the CSR arrays (INVALID_VALUE).
  * Statuses: GKO_STATUS_INVALID_VALUE (NULL plan; a NULL or misaligned B or
  * C the call needs; overlap; workspace NULL while the plan needs some),
  * GKO_STATUS_INSUFFICIENT_WORKSPACE, GKO_STATUS_DEVICE_MISMATCH (wrong
@@ -1130,8 +1131,9 @@ GKO_API gko_status_t gko_conv_plan_describe(gko_conv_plan_t plan, char *buf, siz
  * epilogue has one; else ignored) and y (N*K*OH*OW): device-accessible,
  * dense in the plan's layout, each aligned to the plan's ALIGNMENT promise
  * and its element size.  y is only written (its old contents never matter)
- * and must not overlap x, w, bias or the workspace; a workspace the plan
- * uses (workspace size > 0) must not overlap x, w or bias.
+ * and must not overlap x, w, bias or the workspace; the first
+ * gko_conv_workspace_size bytes of the workspace (written) must not overlap
+ * x, w or bias.
  *   - N == 0: nothing is read or written (NULLs allowed).
  *   - H == 0 or W == 0 (with enough padding): x is never read (may be
  *     NULL); y = act(bias), as the padding is all zeros.
@@ -1144,12 +1146,12 @@ GKO_API gko_status_t gko_conv_plan_describe(gko_conv_plan_t plan, char *buf, siz
  * Statuses: GKO_STATUS_INVALID_VALUE (NULL plan; a NULL or misaligned
  * pointer the call needs; y overlapping an input or the workspace; the
  * workspace overlapping an input; a workspace NULL with workspace_bytes >
- * 0), GKO_STATUS_INSUFFICIENT_
- * WORKSPACE, GKO_STATUS_DEVICE_MISMATCH, GKO_STATUS_NOT_SUPPORTED (cuBLASLt
- * rejected a GEMM; the detail starts with "conv GEMM"), GKO_STATUS_CUDA_
- * ERROR, GKO_STATUS_EXECUTION_FAILED.  On failure of the checks nothing was
- * enqueued and y is untouched; a launch failing after earlier ones were
- * enqueued (a CUDA error) can leave y partly written.
+ * 0), GKO_STATUS_INSUFFICIENT_WORKSPACE, GKO_STATUS_DEVICE_MISMATCH,
+ * GKO_STATUS_NOT_SUPPORTED (cuBLASLt rejected a GEMM; the detail starts with
+ * "conv GEMM"), GKO_STATUS_CUDA_ERROR, GKO_STATUS_EXECUTION_FAILED.  On
+ * failure of the checks nothing was enqueued and y is untouched; a launch
+ * failing after earlier ones were enqueued (a CUDA error) can leave y
+ * partly written.
  * A plan may be executed from several threads at once, each with its own
  * workspace.
  * Storage: none (the caller's workspace).  Async: yes.

@@ -933,14 +933,14 @@ GKO_API gko_status_t gko_conv_execute(gko_conv_plan_t plan, const void *x, const
     return gk_fail(GKO_STATUS_INVALID_VALUE, "y overlaps bias");
   if (gk_overlap(y, yb, workspace, workspace_bytes))
     return gk_fail(GKO_STATUS_INVALID_VALUE, "y overlaps the workspace");
-  /* the workspace is written (column matrix, transposes, the GEMM's own):
-   * it must not hold an input */
+  /* the workspace's first ws_bytes are written (column matrix, transposes,
+   * the GEMM's own, each within them): they must not hold an input */
   if (plan->ws_bytes > 0) {
-    if (xb > 0 && gk_overlap(workspace, workspace_bytes, x, xb))
+    if (xb > 0 && gk_overlap(workspace, plan->ws_bytes, x, xb))
       return gk_fail(GKO_STATUS_INVALID_VALUE, "the workspace overlaps x");
-    if (gk_overlap(workspace, workspace_bytes, w, wb))
+    if (gk_overlap(workspace, plan->ws_bytes, w, wb))
       return gk_fail(GKO_STATUS_INVALID_VALUE, "the workspace overlaps w");
-    if (need_bias && gk_overlap(workspace, workspace_bytes, bias, bb))
+    if (need_bias && gk_overlap(workspace, plan->ws_bytes, bias, bb))
       return gk_fail(GKO_STATUS_INVALID_VALUE, "the workspace overlaps bias");
   }
   const void *ptrs[5] = {y, w, xb > 0 ? x : NULL, need_bias ? bias : NULL,

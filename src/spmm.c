@@ -494,12 +494,13 @@ GKO_API gko_status_t gko_spmm_execute(gko_spmm_plan_t plan, float alpha, const v
       return gk_fail(GKO_STATUS_INSUFFICIENT_WORKSPACE,
                      "workspace_bytes = %zu but the plan needs %zu (gko_spmm_workspace_size)",
                      workspace_bytes, p->ws_bytes);
-    /* the partial sums are written there: not over an operand */
-    if (gk_overlap(workspace, workspace_bytes, C, cb))
+    /* the partial sums are written in its first ws_bytes: not over an
+     * operand (bytes past them may be anything: a larger arena) */
+    if (gk_overlap(workspace, p->ws_bytes, C, cb))
       return gk_fail(GKO_STATUS_INVALID_VALUE, "the workspace overlaps C");
-    if (reads_b && gk_overlap(workspace, workspace_bytes, B, bb))
+    if (reads_b && gk_overlap(workspace, p->ws_bytes, B, bb))
       return gk_fail(GKO_STATUS_INVALID_VALUE, "the workspace overlaps B");
-    if (gk_overlaps_csr(&p->a, workspace, workspace_bytes))
+    if (gk_overlaps_csr(&p->a, workspace, p->ws_bytes))
       return gk_fail(GKO_STATUS_INVALID_VALUE, "the workspace overlaps the CSR arrays of A");
     partials = (float *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255);
   }

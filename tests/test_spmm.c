@@ -1125,6 +1125,7 @@ Test(spmm, bad_execute_arguments_leave_c_untouched) {
   T_FAILS(GKO_STATUS_INVALID_VALUE, gko_spmm_execute(p, 1, B, 0, C, C, ws, NULL));
   cr_expect(strstr(gko_last_error_detail(), "the workspace overlaps C") != NULL, "%s",
             gko_last_error_detail());
+  cr_assert(ws > 256);
   {
     char *both = t_dalloc(ws + bb + 256);
     T_FAILS(GKO_STATUS_INVALID_VALUE, gko_spmm_execute(p, 1, both + 256, 0, C, both, ws, NULL));
