@@ -24,7 +24,9 @@
 //      B  warp w takes units w, w + 16, ... (16 warps on adjacent spans);
 //      C  as A with 16-row tiles (8 pieces per lane per unit, 2 at a time).
 // Every row is the median of 15 CUDA-graph replays of 20 launches; W rotates
-// through a 512 MB pool, so it comes from HBM, not from the 50 MB L2.
+// through a 512 MB pool, so it comes from HBM, not from the L2 (60 MiB on
+// the H200).  A grid's chunks are whole multiples of 256 vectors, so the
+// grid printed can be a little under the blocks-per-SM figure.
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -215,6 +217,7 @@ int main() {
         if (pat == 0) walk<0><<<sms, 512, 0, s>>>(w, tiles, k, out);
         if (pat == 1) walk<1><<<sms, 512, 0, s>>>(w, tiles, k, out);
         if (pat == 2) walk<2><<<sms, 512, 0, s>>>(w, tiles, k, out);
+        CK(cudaGetLastError());
       });
       printf("walk %c  %5lld x %d f16  %7.2f us  %6.1f GB/s\n", "ABC"[pat], rows[ri], k, us,
              N / (us * 1e-6) / 1e9);

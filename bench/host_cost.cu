@@ -2,8 +2,8 @@
 // the CUDA calls under them (not part of the library; docs/performance.md,
 // "Host cost per call").
 //
-//   nvcc -O2 -std=c++17 -arch=sm_90 -Iinclude bench/host_cost.cu -o host_cost -Llib -lgko \
-//        -Xlinker -rpath -Xlinker "$PWD/lib"
+//   nvcc -O2 -std=c++17 -arch=sm_90 -Iinclude bench/host_cost.cu -o host_cost -Llib -lgko
+//        -Xlinker -rpath -Xlinker "$PWD/lib"     (one command)
 //   ./host_cost
 //
 // "back to back": 50 calls between two synchronizations, host clock, per
@@ -70,6 +70,7 @@ int main() {
   if (gko_spmm_execute(p, 1.0f, dB, 0.0f, dC, NULL, 0, s)) { printf("spmm: %s\n", gko_last_error_detail()); return 1; }
   per_call("gko_spmm_execute 1024x1024 (32/row) n=64 f32, back to back", [&] { gko_spmm_execute(p, 1.0f, dB, 0.0f, dC, NULL, 0, s); }, s, 0);
   per_call("gko_spmm_execute ... + cudaStreamSynchronize", [&] { gko_spmm_execute(p, 1.0f, dB, 0.0f, dC, NULL, 0, s); }, s, 1);
+  if (gko_gelu_forward(h, GKO_GELU_ERF, GKO_DTYPE_F32, 1024, dB, dC, s)) { printf("gelu: %s\n", gko_last_error_detail()); return 1; }
   per_call("gko_gelu_forward f32 n=1024, back to back", [&] { gko_gelu_forward(h, GKO_GELU_ERF, GKO_DTYPE_F32, 1024, dB, dC, s); }, s, 0);
   // gko GEMM decode 1 x 4096 x 4096 f16, x W^T (W stored [n, k]), AUTO (cuBLASLt) and WMMA;
   // fixed pointers (the plan's memo hits) and two rotating W copies (it misses)
@@ -78,10 +79,12 @@ int main() {
   for (int i = 0; i < 2; i++) { CK(cudaMalloc(&w[i], 2ull * 4096 * 4096)); CK(cudaMemset(w[i], 0x3c, 2ull * 4096 * 4096)); }
   CK(cudaMemset(x, 0x3c, 2 * 4096));
   for (int be = 0; be < 2; be++) {
-    gko_gemm_desc_t dsc; gko_gemm_desc_create(&dsc, GKO_DTYPE_F16, GKO_DTYPE_F16, 1, 4096, 4096);
-    gko_gemm_desc_set(dsc, GKO_GEMM_ATTR_TRANSB, GKO_OP_T);
-    if (be) gko_gemm_desc_set(dsc, GKO_GEMM_ATTR_BACKEND, GKO_GEMM_BACKEND_WMMA);
+    gko_gemm_desc_t dsc;
+    if (gko_gemm_desc_create(&dsc, GKO_DTYPE_F16, GKO_DTYPE_F16, 1, 4096, 4096) ||
+        gko_gemm_desc_set(dsc, GKO_GEMM_ATTR_TRANSB, GKO_OP_T) ||
+        (be && gko_gemm_desc_set(dsc, GKO_GEMM_ATTR_BACKEND, GKO_GEMM_BACKEND_WMMA))) { printf("gemm desc: %s\n", gko_last_error_detail()); return 1; }
     gko_gemm_plan_t gp; if (gko_gemm_plan_create(h, dsc, &gp)) { printf("gemm plan: %s\n", gko_last_error_detail()); return 1; }
+    char why[512]; gko_gemm_plan_describe(gp, why, sizeof why, NULL); printf("# plan: %.200s\n", why);
     gko_gemm_workspace_size(gp, &wsb); ws = NULL; if (wsb) CK(cudaMalloc(&ws, wsb));
     if (gko_gemm_execute(gp, 1.0f, x, w[0], 0.0f, NULL, y, NULL, ws, wsb, s)) { printf("gemm: %s\n", gko_last_error_detail()); return 1; }
     int it = 0;
