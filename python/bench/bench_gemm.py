@@ -7,7 +7,7 @@ Decode shapes: m = 1 or 16 rows against 4096 x 4096 and
 11008 x 4096 weights, in both layouts (W [n, k] through F.linear, B [k, n]
 through torch.matmul), gko with the cuBLASLt and the WMMA backend forced,
 the weights rotated over copies totalling >= 256 MB so that they come from
-HBM (the H200's L2 holds 50 MB); % floor = (bytes of x, W and y once /
+HBM (the H200's L2 holds 60 MiB); % floor = (bytes of x, W and y once /
 4.2 TB/s) / device time.
 
 Device time: CUDA-graph replay (harness.device_time), median per call.
