@@ -1131,9 +1131,8 @@ GKO_API gko_status_t gko_conv_plan_describe(gko_conv_plan_t plan, char *buf, siz
  * epilogue has one; else ignored) and y (N*K*OH*OW): device-accessible,
  * dense in the plan's layout, each aligned to the plan's ALIGNMENT promise
  * and its element size.  y is only written (its old contents never matter)
- * and must not overlap x, w, bias or the workspace; the first
- * gko_conv_workspace_size bytes of the workspace (written) must not overlap
- * x, w or bias.
+ * and must not overlap x, w or bias; the first gko_conv_workspace_size
+ * bytes of the workspace (written) must not overlap y, x, w or bias.
  *   - N == 0: nothing is read or written (NULLs allowed).
  *   - H == 0 or W == 0 (with enough padding): x is never read (may be
  *     NULL); y = act(bias), as the padding is all zeros.

@@ -931,10 +931,11 @@ GKO_API gko_status_t gko_conv_execute(gko_conv_plan_t plan, const void *x, const
   if (gk_overlap(y, yb, w, wb)) return gk_fail(GKO_STATUS_INVALID_VALUE, "y overlaps w");
   if (need_bias && gk_overlap(y, yb, bias, bb))
     return gk_fail(GKO_STATUS_INVALID_VALUE, "y overlaps bias");
-  if (gk_overlap(y, yb, workspace, workspace_bytes))
-    return gk_fail(GKO_STATUS_INVALID_VALUE, "y overlaps the workspace");
   /* the workspace's first ws_bytes are written (column matrix, transposes,
-   * the GEMM's own, each within them): they must not hold an input */
+   * the GEMM's own, each within them): they must not hold y or an input;
+   * bytes past them may be anything (a larger arena) */
+  if (gk_overlap(y, yb, workspace, plan->ws_bytes))
+    return gk_fail(GKO_STATUS_INVALID_VALUE, "y overlaps the workspace");
   if (plan->ws_bytes > 0) {
     if (xb > 0 && gk_overlap(workspace, plan->ws_bytes, x, xb))
       return gk_fail(GKO_STATUS_INVALID_VALUE, "the workspace overlaps x");
