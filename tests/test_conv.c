@@ -575,6 +575,26 @@ Test(conv, grid_of_shapes_layouts_dtypes, .timeout = 900) {
     gko_conv_desc_destroy(d);
     bad += run_case(h, &c, st, NULL);
   }
+  /* NCHW f16/bf16 through NHWC, the transposes' and the filter reorder's
+   * kernels: C and H*W even with partial 64-wide tiles both ways (element
+   * pairs), H*W odd (one element at a time), a filter row of 25 200 f16
+   * (staged in shared memory) and one of 50 400 (over 48 KB: gathered
+   * from global memory) */
+  for (int d = 1; d < 3; d++) {
+    ccase c = cc_make(kDts[d], GKO_CONV_LAYOUT_NCHW, 3, 72, 10, 7, 66, 3, 3);
+    c.ph = c.pw = 1;
+    bad += run_case(h, &c, st, NULL);
+    c = cc_make(kDts[d], GKO_CONV_LAYOUT_NCHW, 2, 8, 5, 7, 10, 3, 3);
+    c.ph = c.pw = 1;
+    c.epilogue = GKO_EPILOGUE_BIAS;
+    bad += run_case(h, &c, st, NULL);
+    c = cc_make(kDts[d], GKO_CONV_LAYOUT_NCHW, 2, 2800, 3, 3, 8, 3, 3);
+    c.ph = c.pw = 1;
+    bad += run_case(h, &c, st, NULL);
+    c = cc_make(kDts[d], GKO_CONV_LAYOUT_NCHW, 2, 1400, 3, 4, 8, 3, 3);
+    c.ph = c.pw = 1;
+    bad += run_case(h, &c, st, NULL);
+  }
   cr_expect_eq(bad, 0, "%d problems (seed %llu)", bad, (unsigned long long)seed);
   cudaStreamDestroy(st);
   gko_destroy(h);
