@@ -460,10 +460,12 @@ typedef enum gko_gemm_attr_e {
    * with the same R, compute every element of D from the same inputs bit
    * for bit the same way (e.g. a batch processed whole or in chunks).
    * How: the algorithm is cuBLASLt's first choice for a reference problem
-   * -- the same descriptor with one batch and R lines of D -- among the
-   * algorithms that reduce each dot product in one sequence (no split-K:
-   * CUBLASLT_REDUCTION_SCHEME_NONE) and accept the real problem
-   * (cublasLtMatmulAlgoCheck); without split-K an element's reduction
+   * -- the same descriptor with one batch and R lines of D, asked as if no
+   * scratch were available, so that MAX_WORKSPACE does not change the
+   * ranking -- among the algorithms that reduce each dot product in one
+   * sequence (no split-K: CUBLASLT_REDUCTION_SCHEME_NONE) and accept the
+   * real problem within MAX_WORKSPACE (cublasLtMatmulAlgoCheck; some ask
+   * for a few bytes of scratch); without split-K an element's reduction
    * order depends only on the algorithm and k.  Choose R near lines x
    * batch count of the largest problem the plans serve (the algorithm is
    * picked for that size).  When cuBLASLt has no such algorithm (AUTO) or
@@ -1013,9 +1015,9 @@ typedef enum gko_conv_info_e {
   /* a MAX_WORKSPACE at least this large runs the whole batch in one pass */
   GKO_CONV_INFO_WORKSPACE_FULL = 7,
   /* the smallest MAX_WORKSPACE a plan accepts: one image's column matrix,
-   * the filter copy, alignment slack and, for NCHW through NHWC, one
-   * image of x and of y transposed (the im2col path gives its GEMMs no
-   * cuBLASLt scratch, whatever the bound) */
+   * the filter copy, alignment slack, the GEMMs' scratch (a fixed 64 KiB
+   * on PATH_IM2COL, whatever the bound) and, for NCHW through NHWC, one
+   * image of x and of y transposed */
   GKO_CONV_INFO_WORKSPACE_MIN = 8,
   /* GEMM executions per execute call (chunks x groups or images) */
   GKO_CONV_INFO_GEMM_CALLS = 9
@@ -1106,8 +1108,9 @@ GKO_API gko_status_t gko_conv_plan_destroy(gko_conv_plan_t plan);
 /* Bytes of device workspace gko_conv_execute needs with this plan: the
  * filter copy (when k is not a multiple of 16 bytes, or reordered for NCHW
  * through NHWC), one chunk's column matrix (and, through NHWC, its x and y
- * transposed), the GEMM's own workspace (none on PATH_IM2COL) and 255
- * bytes of slack (any pointer alignment works).  0 for PATH_NONE; for
+ * transposed), the GEMMs' cuBLASLt scratch (on PATH_IM2COL a fixed
+ * 64 KiB + 256 bytes, used or not, so that the chunk cannot change the
+ * GEMM's algorithm) and 255 bytes of slack (any pointer alignment works).  0 for PATH_NONE; for
  * PATH_DIRECT only the GEMM's (slack included).  GKO_STATUS_INVALID_VALUE for a NULL argument.
  * Storage: none.  Async: no.  Capture: yes. */
 GKO_API gko_status_t gko_conv_workspace_size(gko_conv_plan_t plan, size_t *bytes);

@@ -337,12 +337,18 @@ GKO_API gko_status_t gko_conv_output_shape(gko_conv_desc_t desc, int64_t *oh, in
 /* ---- plans ----------------------------------------------------------------------- */
 
 static size_t gk_round256(size_t v) { return (v + 255) & ~(size_t)255; }
+
+/* The cuBLASLt scratch budget of the im2col path's GEMMs, and what the
+ * workspace reserves for them (the budget and the GEMM's 255 bytes of
+ * alignment slack, rounded). */
+enum { GK_CONV_GEMM_SCRATCH = 64 * 1024, GK_CONV_GEMM_RESERVE = GK_CONV_GEMM_SCRATCH + 256 };
 static int64_t gk_round_up(int64_t v, int64_t g) { return (v + g - 1) / g * g; }
 
 /* The im2col workspace for passes of nb images: 255 bytes of slack, the
- * fixed part (the filter copy, rounded) and one pass's column matrix, x and
- * D transposed, each rounded up to 256 bytes.  0 when that passes
- * INT64_MAX bytes (absurd sizes: each part alone fits). */
+ * fixed part (the filter copy, rounded, and the GEMMs' reserve) and one
+ * pass's column matrix, x and D transposed, each rounded up to 256 bytes.
+ * 0 when that passes INT64_MAX bytes (absurd sizes: each part alone
+ * fits). */
 static size_t gk_conv_ws_for(const struct gko_conv_plan_s *cp, size_t fixed, int64_t nb) {
   const size_t part[3] = {cp->col_img_bytes, cp->xt_img_bytes, cp->d_img_bytes};
   uint64_t total = 255 + (uint64_t)fixed, t;
@@ -688,8 +694,11 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
       goto fail;
     }
     cp->wpad_bytes = (size_t)wpb;
+    /* the filter copy, then (sizes only; it sits at the end) the GEMMs'
+     * cuBLASLt scratch with its alignment slack */
     const size_t fixed = gk_round256(cp->wpad_bytes);
-    cp->ws_min = gk_conv_ws_for(cp, fixed, 1);
+    const size_t sized = fixed + GK_CONV_GEMM_RESERVE;
+    cp->ws_min = gk_conv_ws_for(cp, sized, 1);
     if (cp->ws_min == 0) {
       s = gk_fail(GKO_STATUS_NOT_SUPPORTED,
                   "one image's workspace (filter copy, column matrix%s) has more bytes than "
@@ -704,23 +713,25 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
       if ((uint64_t)p.max_ws < (uint64_t)cp->ws_min) {
         s = gk_fail(GKO_STATUS_INSUFFICIENT_WORKSPACE,
                     "GKO_CONV_ATTR_MAX_WORKSPACE = %lld bytes is below the minimum of %zu "
-                    "(one image's column matrix %zu bytes%s%s%s, 255 bytes of alignment slack)",
+                    "(one image's column matrix %zu bytes%s%s%s, the GEMM's %d bytes of "
+                    "scratch, 255 bytes of alignment slack)",
                     (long long)p.max_ws, cp->ws_min, cp->col_img_bytes,
                     cp->via_nhwc ? ", one image of x and of y transposed" : "",
-                    cp->wpad ? ", the filter copy " : "", cp->wpad ? "included" : "");
+                    cp->wpad ? ", the filter copy " : "", cp->wpad ? "included" : "",
+                    GK_CONV_GEMM_RESERVE);
         goto fail;
       }
       /* an estimate from one image's rounded share, then down to a fit */
-      const size_t avail = (size_t)p.max_ws - 255 - fixed;
-      int64_t fit = (int64_t)(avail / (cp->ws_min - 255 - fixed));
+      const size_t avail = (size_t)p.max_ws - 255 - sized;
+      int64_t fit = (int64_t)(avail / (cp->ws_min - 255 - sized));
       if (fit < nb) nb = fit;
       while (nb > 1) {
-        const size_t w = gk_conv_ws_for(cp, fixed, nb);
+        const size_t w = gk_conv_ws_for(cp, sized, nb);
         if (w != 0 && w <= (size_t)p.max_ws) break;
         nb--;
       }
     }
-    const size_t ws_chunk = gk_conv_ws_for(cp, fixed, nb);
+    const size_t ws_chunk = gk_conv_ws_for(cp, sized, nb);
     if (ws_chunk == 0) {
       s = gk_fail(GKO_STATUS_NOT_SUPPORTED,
                   "the workspace for %lld images per pass has more bytes than int64 can count "
@@ -741,42 +752,43 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
      * lines of D per group (NHWC: the N*OHW rows; NCHW: N*Kg columns, the
      * images and the GEMM's batch folded together; N capped by the kernels'
      * 2^31 limit, which depends on the problem only, so that the reference
-     * stays below 2^31 lines), no cuBLASLt scratch (budget 0: a
-     * chunk-dependent budget could change the algorithm; the algorithms
-     * without split-K rarely need scratch) and therefore no padded copies. */
+     * stays below 2^31 lines), and a fixed cuBLASLt scratch budget
+     * (GK_CONV_GEMM_SCRATCH: a chunk-dependent budget could change the
+     * algorithm) reserved at the end of the workspace whatever the GEMMs
+     * take of it; invariant GEMMs make no padded copies.  (Budget 0, until
+     * 2026-11-30, left ResNet-18's stem without a cuBLASLt algorithm: its
+     * heuristic's choices for m = 401 408, n = 64, k = 152 each need 4
+     * bytes, so WMMA ran it, 290 us.) */
     int64_t ref_lines = lay == GKO_CONV_LAYOUT_NHWC ? nb_all * ohw : nb_all * p.kg;
     /* NCHW per image: the GEMMs' own m and n do not depend on the chunk
      * (the images are the batch), so a reference capped at 2^30 lines (the
      * most gko gives cuBLASLt) is the same question for every chunk; NHWC
      * stays below it through the chunk cap above */
     if (lay == GKO_CONV_LAYOUT_NCHW && ref_lines > GK_LT_MAX_DIM) ref_lines = GK_LT_MAX_DIM;
-    if ((s = gk_conv_make_gemms(cp, 0, ref_lines))) goto fail;
+    if ((s = gk_conv_make_gemms(cp, GK_CONV_GEMM_SCRATCH, ref_lines))) goto fail;
+    /* the GEMM plans' workspace (their scratch and its alignment slack)
+     * fits the reserve; the layout below gives it at least that much */
+    if (cp->gemm_ws > GK_CONV_GEMM_RESERVE) {
+      s = gk_fail(GKO_STATUS_INTERNAL,
+                  "conv plan: the GEMM asks for %zu bytes of workspace, above the %d reserved",
+                  cp->gemm_ws, GK_CONV_GEMM_RESERVE);
+      goto fail;
+    }
     /* every product below fits: gk_conv_ws_for(nb) did not overflow */
     cp->off_col = fixed;
     cp->off_xt = cp->off_col + gk_round256(cp->col_bytes);
     cp->off_d = cp->off_xt + gk_round256((size_t)nb * cp->xt_img_bytes);
     cp->off_gemm = cp->off_d + gk_round256((size_t)nb * cp->d_img_bytes);
-    if (__builtin_add_overflow(ws_chunk, cp->gemm_ws, &cp->ws_bytes) ||
-        cp->ws_bytes > (size_t)INT64_MAX) {
-      s = gk_fail(GKO_STATUS_NOT_SUPPORTED,
-                  "the workspace (%zu bytes and the GEMM's %zu) has more bytes than int64 can "
-                  "count",
-                  ws_chunk, cp->gemm_ws);
-      goto fail;
-    }
+    cp->ws_bytes = ws_chunk;
     if (p.max_ws >= 0 && cp->ws_bytes > (size_t)p.max_ws) {
       s = gk_fail(GKO_STATUS_INTERNAL,
-                  "conv plan: workspace %zu bytes exceeds GKO_CONV_ATTR_MAX_WORKSPACE = %lld "
-                  "(GEMM workspace %zu)",
-                  cp->ws_bytes, (long long)p.max_ws, cp->gemm_ws);
+                  "conv plan: workspace %zu bytes exceeds GKO_CONV_ATTR_MAX_WORKSPACE = %lld",
+                  cp->ws_bytes, (long long)p.max_ws);
       goto fail;
     }
-    /* the GEMM's workspace does not depend on the chunk (budget 0: none) */
     /* INT64_MAX when no bound could hold the whole batch */
-    const size_t ws_all = gk_conv_ws_for(cp, fixed, nb_all);
-    if (ws_all == 0 || __builtin_add_overflow(ws_all, cp->gemm_ws, &cp->ws_full) ||
-        cp->ws_full > (size_t)INT64_MAX)
-      cp->ws_full = (size_t)INT64_MAX;
+    const size_t ws_all = gk_conv_ws_for(cp, sized, nb_all);
+    cp->ws_full = ws_all == 0 ? (size_t)INT64_MAX : ws_all;
     /* launch shapes of every kernel variant execute may pick */
     if ((s = gk_im2col_occupancy(lay, (int)es, 16, &cp->block_nchw))) goto fail;
     if (lay == GKO_CONV_LAYOUT_NHWC)
