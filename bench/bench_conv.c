@@ -122,14 +122,15 @@ static int make_chunk_gemm(gko_handle_t h, const conv_case *cc, int64_t oh, int6
   GK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_EPILOGUE, cc->epilogue));
   if (cc->tf32) GK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_COMPUTE, GKO_GEMM_COMPUTE_TF32));
   /* as src/conv.c plans the im2col path's GEMMs: batch-invariant (reference:
-   * the whole batch's lines of D), no cuBLASLt scratch.  With
+   * the whole batch's lines of D), 64 KiB of cuBLASLt scratch
+   * (GK_CONV_GEMM_SCRATCH there).  With
    * GKO_BENCH_CONV_GEMM_DEFAULT=1 the GEMM alone is a default plan instead
    * (split-K allowed, 32 MiB scratch): the difference is what invariance
    * costs. */
   const char *dflt = getenv("GKO_BENCH_CONV_GEMM_DEFAULT");
   if (!direct && !(dflt && dflt[0] == '1')) {
     GK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_INVARIANT, nhwc ? cc->n * ohw : cc->n * cc->k));
-    GK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_MAX_WORKSPACE, 0));
+    GK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_MAX_WORKSPACE, 64 * 1024));
   }
   GK(gko_gemm_plan_create(h, d, plan));
   gko_gemm_desc_destroy(d);
