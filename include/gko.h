@@ -980,8 +980,9 @@ typedef enum gko_conv_attr_e {
   /* Upper bound (bytes) on gko_conv_workspace_size, -1 (the default) for
    * none: then the whole batch's column matrix is built at once.  A smaller
    * bound makes the plan process the batch in chunks of as many images as
-   * fit; below one image's column matrix (GKO_CONV_INFO_WORKSPACE_MIN)
-   * gko_conv_plan_create returns GKO_STATUS_INSUFFICIENT_WORKSPACE. */
+   * fit; below what one image needs (GKO_CONV_INFO_WORKSPACE_MIN: its
+   * column matrix and the fixed parts) gko_conv_plan_create returns
+   * GKO_STATUS_INSUFFICIENT_WORKSPACE. */
   GKO_CONV_ATTR_MAX_WORKSPACE = 18,
   /* Upper bound on the images per im2col pass, >= 0; 0 (the default) for
    * none.  For measurements (e.g. a column matrix that fits in L2) and
@@ -1110,8 +1111,9 @@ GKO_API gko_status_t gko_conv_plan_destroy(gko_conv_plan_t plan);
  * through NHWC), one chunk's column matrix (and, through NHWC, its x and y
  * transposed), the GEMMs' cuBLASLt scratch (on PATH_IM2COL a fixed
  * 64 KiB + 256 bytes, used or not, so that the chunk cannot change the
- * GEMM's algorithm) and 255 bytes of slack (any pointer alignment works).  0 for PATH_NONE; for
- * PATH_DIRECT only the GEMM's (slack included).  GKO_STATUS_INVALID_VALUE for a NULL argument.
+ * GEMM's algorithm) and 255 bytes of slack (any pointer alignment works).
+ * 0 for PATH_NONE; for PATH_DIRECT only the GEMM's (slack included).
+ * GKO_STATUS_INVALID_VALUE for a NULL argument.
  * Storage: none.  Async: no.  Capture: yes. */
 GKO_API gko_status_t gko_conv_workspace_size(gko_conv_plan_t plan, size_t *bytes);
 /* One number about the plan (gko_conv_info_t).  GKO_STATUS_INVALID_VALUE

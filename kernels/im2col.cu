@@ -387,8 +387,9 @@ __global__ void __launch_bounds__(kTile *kTileRows)
  * per row instead of 32, and a thread keeps 8 independent loads in
  * flight.  The scalar kernel above measured about 1 TB/s on f16 ResNet-18
  * activations (25 us for 12.8 MB each way on the H200).  The tile's rows
- * are 65 elements, so the column reads of the store phase (rows 2i and
- * 2i+1 of one column) fall in distinct banks. */
+ * are 65 elements, so for f16 the column reads of the store phase (rows
+ * 2i and 2i+1 of one column) fall in distinct banks; 4-byte elements
+ * conflict two ways. */
 constexpr int kPTile = 64;
 template <typename T, typename P>
 __global__ void __launch_bounds__(kTile *kTileRows)

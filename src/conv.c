@@ -338,9 +338,10 @@ GKO_API gko_status_t gko_conv_output_shape(gko_conv_desc_t desc, int64_t *oh, in
 
 static size_t gk_round256(size_t v) { return (v + 255) & ~(size_t)255; }
 
-/* The cuBLASLt scratch budget of the im2col path's GEMMs, and what the
- * workspace reserves for them (the budget and the GEMM's 255 bytes of
- * alignment slack, rounded). */
+/* The cuBLASLt scratch budget of the im2col path's GEMMs (their
+ * GKO_GEMM_ATTR_MAX_WORKSPACE, which includes the GEMM's own 255 bytes of
+ * alignment slack), and what the workspace reserves for them: the budget
+ * and 256 bytes to spare. */
 enum { GK_CONV_GEMM_SCRATCH = 64 * 1024, GK_CONV_GEMM_RESERVE = GK_CONV_GEMM_SCRATCH + 256 };
 static int64_t gk_round_up(int64_t v, int64_t g) { return (v + g - 1) / g * g; }
 
@@ -636,8 +637,8 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
      * on small late layers.  Worth the two transposes when the column
      * matrix is at least 4 times x (R*S >= 4 * stride_h * stride_w: 3x3
      * stride 2 measured slower through NHWC) and C >= 8 (x's transpose
-     * runs 32 x 32 tiles over C rows: the 3-channel stem wasted most of
-     * them); for f32, whose per-image GEMMs run near the FMA rate
+     * runs tiles of 32 or 64 rows over C rows: the 3-channel stem wasted
+     * most of them, measured with 32); for f32, whose per-image GEMMs run near the FMA rate
      * already, only on large images (OH*OW >= 2048).  One image, or
      * groups, keep the per-image GEMMs.  Measured on ResNet-18's layers
      * (docs/conv.md). */

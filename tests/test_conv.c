@@ -578,8 +578,8 @@ Test(conv, grid_of_shapes_layouts_dtypes, .timeout = 900) {
   /* NCHW f16/bf16 through NHWC, the transposes' and the filter reorder's
    * kernels: C and H*W even with partial 64-wide tiles both ways (element
    * pairs), H*W odd (one element at a time), a filter row of 25 200 f16
-   * (staged in shared memory) and one of 50 400 (over 48 KB: gathered
-   * from global memory) */
+   * elements (C = 2800: 50 400 bytes, over 48 KB, gathered from global
+   * memory) and one of 12 600 (C = 1400: staged in shared memory) */
   for (int d = 1; d < 3; d++) {
     ccase c = cc_make(kDts[d], GKO_CONV_LAYOUT_NCHW, 3, 72, 10, 7, 66, 3, 3);
     c.ph = c.pw = 1;
@@ -1047,6 +1047,30 @@ Test(conv, graph_capture_matches_eager, .timeout = 300) {
 /* Descriptors whose x, w and y each fit int64 bytes but whose workspace
  * would not: NOT_SUPPORTED with a reason, *plan untouched (found by review:
  * the filter copy's K x kp and the workspace sums were unchecked). */
+/* ResNet-18's stem as one NHWC GEMM (401 408 x 64 x 152 at N = 32): with
+ * no cuBLASLt scratch its heuristic's algorithms were all refused (each
+ * asks for 4 bytes on the H200) and WMMA ran it at a fifth of the speed.
+ * Plan only (no execution); checked on sm_90, where it was measured. */
+Test(conv, stem_gemm_runs_on_cublaslt_on_sm90) {
+  T_REQUIRE_GPU();
+  int64_t cc = 0;
+  T_OK(gko_query(GKO_QUERY_COMPUTE_CAPABILITY, 0, &cc));
+  if (cc != 90) cr_skip("measured on sm_90 only (this GPU: sm_%lld)", (long long)cc);
+  gko_handle_t h = t_handle();
+  ccase c = cc_make(GKO_DTYPE_F16, GKO_CONV_LAYOUT_NHWC, 32, 3, 224, 224, 64, 7, 7);
+  c.sh = c.sw = 2;
+  c.ph = c.pw = 3;
+  gko_conv_desc_t d = make_desc(&c);
+  gko_conv_plan_t p = NULL;
+  T_OK(gko_conv_plan_create(h, d, &p));
+  char text[4096];
+  T_OK(gko_conv_plan_describe(p, text, sizeof text, NULL));
+  cr_expect(strstr(text, "GEMM plan: cuBLASLt") != NULL, "%s", text);
+  gko_conv_plan_destroy(p);
+  gko_conv_desc_destroy(d);
+  gko_destroy(h);
+}
+
 Test(conv, absurd_sizes_fail_cleanly) {
   T_REQUIRE_GPU();
   gko_handle_t h = t_handle();
