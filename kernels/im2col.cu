@@ -518,7 +518,7 @@ extern "C" gko_status_t gk_im2col_launch(const gk_im2col_args *a) {
     p.ow = (uint32_t)a->ow;
     const bool gather = vb <= a->es; /* as nhwc_kernel */
     p.kpo = (uint32_t)(a->kp * a->es / 16);
-    p.rpb = gather ? rows_per_tile(block, p.kpo, 2 * kUnroll) : rows_per_tile(block, p.kpv, 2 * kUnroll);
+    p.rpb = rows_per_tile(block, gather ? p.kpo : p.kpv, 2 * kUnroll);
     gk_fastdiv_init(&p.d_kpv, p.kpv);
     gk_fastdiv_init(&p.d_kpo, p.kpo);
     gk_fastdiv_init(&p.d_cgv, p.cgv);
@@ -529,8 +529,8 @@ extern "C" gko_status_t gk_im2col_launch(const gk_im2col_args *a) {
     if (gx > kMaxGridX) gx = kMaxGridX;
     if (gy > kMaxGridY) gy = kMaxGridY;
     void *args[] = {(void *)&a->x, (void *)&a->col, (void *)&p};
-    e = cudaLaunchKernel(nhwc_kernel(vb, a->es), dim3((unsigned)gx, (unsigned)gy), dim3(block), args, 0,
-                         (cudaStream_t)a->stream);
+    e = cudaLaunchKernel(nhwc_kernel(vb, a->es), dim3((unsigned)gx, (unsigned)gy), dim3(block),
+                         args, 0, (cudaStream_t)a->stream);
   } else {
     const int ve = 16 / a->es;
     NchwParams p;

@@ -638,8 +638,8 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
      * matrix is at least 4 times x (R*S >= 4 * stride_h * stride_w: 3x3
      * stride 2 measured slower through NHWC) and C >= 8 (x's transpose
      * runs tiles of 32 or 64 rows over C rows: the 3-channel stem wasted
-     * most of them, measured with 32); for f32, whose per-image GEMMs run near the FMA rate
-     * already, only on large images (OH*OW >= 2048).  One image, or
+     * most of them, measured with 32); for f32, whose per-image GEMMs run
+     * near the FMA rate already, only on large images (OH*OW >= 2048).  One image, or
      * groups, keep the per-image GEMMs.  Measured on ResNet-18's layers
      * (docs/conv.md). */
     int64_t sarea;
