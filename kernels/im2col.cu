@@ -54,20 +54,33 @@ struct NhwcParams {
   gk_fastdiv d_kpv, d_cgv, d_s, d_ohw, d_ow, d_kpo;
 };
 
-/* The tile's rows decomposed once: image offset (in x's units, group g's
- * first channel), first input row and column. */
-__device__ __forceinline__ void nhwc_rows(const NhwcParams &p, int64_t g, int64_t m0,
-                                          uint32_t nrows, int64_t *s_x, int64_t *s_ih,
-                                          int64_t *s_iw) {
-  for (uint32_t i = threadIdx.x; i < nrows; i += blockDim.x) {
-    const uint32_t m = (uint32_t)(m0 + i); /* rows < 2^31 */
-    const uint32_t n = gk::fdiv(p.d_ohw, m);
-    const uint32_t pix = m - n * p.ohw;
-    const uint32_t oh = gk::fdiv(p.d_ow, pix);
-    const uint32_t ow = pix - oh * p.ow;
-    s_x[i] = (int64_t)n * p.img + g * p.cgv;
-    s_ih[i] = (int64_t)oh * p.stride_h - p.pad_h;
-    s_iw[i] = (int64_t)ow * p.stride_w - p.pad_w;
+/* The walk both NHWC kernels share: group g and tiles of rows (grid-
+ * stride), each tile's rows decomposed once into shared memory (image
+ * offset in x's units at group g's first channel, first input row and
+ * column), then body(g, m0, nrows) writes the tile. */
+template <typename Body>
+__device__ __forceinline__ void nhwc_tiles(const NhwcParams &p, int64_t *s_x, int64_t *s_ih,
+                                           int64_t *s_iw, Body body) {
+  const int64_t tiles = (p.rows + p.rpb - 1) / p.rpb;
+  for (int64_t g = blockIdx.y; g < p.groups; g += gridDim.y) {
+    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      const int64_t m0 = tile * p.rpb;
+      const int64_t left = p.rows - m0;
+      const uint32_t nrows = left < (int64_t)p.rpb ? (uint32_t)left : p.rpb;
+      __syncthreads(); /* the previous tile's readers are done */
+      for (uint32_t i = threadIdx.x; i < nrows; i += blockDim.x) {
+        const uint32_t m = (uint32_t)(m0 + i); /* rows < 2^31 */
+        const uint32_t n = gk::fdiv(p.d_ohw, m);
+        const uint32_t pix = m - n * p.ohw;
+        const uint32_t oh = gk::fdiv(p.d_ow, pix);
+        const uint32_t ow = pix - oh * p.ow;
+        s_x[i] = (int64_t)n * p.img + g * p.cgv;
+        s_ih[i] = (int64_t)oh * p.stride_h - p.pad_h;
+        s_iw[i] = (int64_t)ow * p.stride_w - p.pad_w;
+      }
+      __syncthreads();
+      body(g, m0, nrows);
+    }
   }
 }
 
@@ -78,51 +91,42 @@ __global__ void __launch_bounds__(kMaxBlock)
   const V *__restrict__ x = static_cast<const V *>(xp);
   V *__restrict__ col = static_cast<V *>(colp);
   __shared__ int64_t s_x[kMaxRows], s_ih[kMaxRows], s_iw[kMaxRows];
-  const int64_t tiles = (p.rows + p.rpb - 1) / p.rpb;
-  for (int64_t g = blockIdx.y; g < p.groups; g += gridDim.y) {
-    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-      const int64_t m0 = tile * p.rpb;
-      const int64_t left = p.rows - m0;
-      const uint32_t nrows = left < (int64_t)p.rpb ? (uint32_t)left : p.rpb;
-      __syncthreads(); /* the previous tile's readers are done */
-      nhwc_rows(p, g, m0, nrows, s_x, s_ih, s_iw);
-      __syncthreads();
-      V *__restrict__ out = col + g * p.group_col + m0 * p.kpv;
-      const uint32_t items = nrows * p.kpv; /* < 64 * 2^25 */
-      const uint32_t bd = blockDim.x;
-      /* kUnroll items per thread per step: their loads are independent and
-       * issued back to back, so each thread keeps kUnroll reads in flight
-       * (one at a time measured 2.6 TB/s of the 4.26 copy bandwidth on the
-       * H200) */
-      for (uint32_t base = threadIdx.x; base < items; base += kUnroll * bd) {
-        V v[kUnroll];
+  nhwc_tiles(p, s_x, s_ih, s_iw, [&](int64_t g, int64_t m0, uint32_t nrows) {
+    V *__restrict__ out = col + g * p.group_col + m0 * p.kpv;
+    const uint32_t items = nrows * p.kpv; /* < 64 * 2^25 */
+    const uint32_t bd = blockDim.x;
+    /* kUnroll items per thread per step: their loads are independent and
+     * issued back to back, so each thread keeps kUnroll reads in flight
+     * (one at a time measured 2.6 TB/s of the 4.26 copy bandwidth on the
+     * H200) */
+    for (uint32_t base = threadIdx.x; base < items; base += kUnroll * bd) {
+      V v[kUnroll];
 #pragma unroll
-        for (int u = 0; u < kUnroll; u++) {
-          const uint32_t it = base + u * bd;
-          v[u] = V();
-          if (it < items) {
-            const uint32_t lr = gk::fdiv(p.d_kpv, it);
-            const uint32_t q = it - lr * p.kpv;
-            if (q < p.lv) {
-              const uint32_t rs = gk::fdiv(p.d_cgv, q);
-              const uint32_t cv = q - rs * p.cgv;
-              const uint32_t r = gk::fdiv(p.d_s, rs);
-              const uint32_t s = rs - r * p.s;
-              const int64_t ih = s_ih[lr] + (int64_t)r * p.dil_h;
-              const int64_t iw = s_iw[lr] + (int64_t)s * p.dil_w;
-              if (ih >= 0 && ih < p.h && iw >= 0 && iw < p.w)
-                v[u] = x[s_x[lr] + (ih * p.w + iw) * p.cv + cv];
-            }
+      for (int u = 0; u < kUnroll; u++) {
+        const uint32_t it = base + u * bd;
+        v[u] = V();
+        if (it < items) {
+          const uint32_t lr = gk::fdiv(p.d_kpv, it);
+          const uint32_t q = it - lr * p.kpv;
+          if (q < p.lv) {
+            const uint32_t rs = gk::fdiv(p.d_cgv, q);
+            const uint32_t cv = q - rs * p.cgv;
+            const uint32_t r = gk::fdiv(p.d_s, rs);
+            const uint32_t s = rs - r * p.s;
+            const int64_t ih = s_ih[lr] + (int64_t)r * p.dil_h;
+            const int64_t iw = s_iw[lr] + (int64_t)s * p.dil_w;
+            if (ih >= 0 && ih < p.h && iw >= 0 && iw < p.w)
+              v[u] = x[s_x[lr] + (ih * p.w + iw) * p.cv + cv];
           }
         }
+      }
 #pragma unroll
-        for (int u = 0; u < kUnroll; u++) {
-          const uint32_t it = base + u * bd;
-          if (it < items) out[it] = v[u];
-        }
+      for (int u = 0; u < kUnroll; u++) {
+        const uint32_t it = base + u * bd;
+        if (it < items) out[it] = v[u];
       }
     }
-  }
+  });
 }
 
 /* NHWC when a channel run allows no access wider than one element (C or
@@ -141,49 +145,40 @@ __global__ void __launch_bounds__(kMaxBlock)
   const T *__restrict__ x = static_cast<const T *>(xp);
   uint4 *__restrict__ col = static_cast<uint4 *>(colp);
   __shared__ int64_t s_x[kMaxRows], s_ih[kMaxRows], s_iw[kMaxRows];
-  const int64_t tiles = (p.rows + p.rpb - 1) / p.rpb;
-  for (int64_t g = blockIdx.y; g < p.groups; g += gridDim.y) {
-    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-      const int64_t m0 = tile * p.rpb;
-      const int64_t left = p.rows - m0;
-      const uint32_t nrows = left < (int64_t)p.rpb ? (uint32_t)left : p.rpb;
-      __syncthreads(); /* the previous tile's readers are done */
-      nhwc_rows(p, g, m0, nrows, s_x, s_ih, s_iw);
-      __syncthreads();
-      uint4 *__restrict__ out = col + (g * p.group_col + m0 * p.kpv) / VE;
-      const uint32_t items = nrows * p.kpo; /* < 64 * 2^25 */
-      for (uint32_t it = threadIdx.x; it < items; it += blockDim.x) {
-        const uint32_t lr = gk::fdiv(p.d_kpo, it);
-        const uint32_t j0 = (it - lr * p.kpo) * VE;
-        uint32_t rs = gk::fdiv(p.d_cgv, j0);
-        uint32_t c = j0 - rs * p.cgv;
-        uint32_t r = gk::fdiv(p.d_s, rs);
-        uint32_t s = rs - r * p.s;
-        const int64_t xo = s_x[lr], ih0 = s_ih[lr], iw0 = s_iw[lr];
-        union {
-          T e[VE];
-          uint4 v;
-        } u;
+  nhwc_tiles(p, s_x, s_ih, s_iw, [&](int64_t g, int64_t m0, uint32_t nrows) {
+    uint4 *__restrict__ out = col + (g * p.group_col + m0 * p.kpv) / VE;
+    const uint32_t items = nrows * p.kpo; /* < 64 * 2^25 */
+    for (uint32_t it = threadIdx.x; it < items; it += blockDim.x) {
+      const uint32_t lr = gk::fdiv(p.d_kpo, it);
+      const uint32_t j0 = (it - lr * p.kpo) * VE;
+      uint32_t rs = gk::fdiv(p.d_cgv, j0);
+      uint32_t c = j0 - rs * p.cgv;
+      uint32_t r = gk::fdiv(p.d_s, rs);
+      uint32_t s = rs - r * p.s;
+      const int64_t xo = s_x[lr], ih0 = s_ih[lr], iw0 = s_iw[lr];
+      union {
+        T e[VE];
+        uint4 v;
+      } u;
 #pragma unroll
-        for (int e = 0; e < VE; e++) {
-          T v = T(0);
-          if (j0 + e < p.lv) {
-            const int64_t ih = ih0 + (int64_t)r * p.dil_h, iw = iw0 + (int64_t)s * p.dil_w;
-            if (ih >= 0 && ih < p.h && iw >= 0 && iw < p.w) v = x[xo + (ih * p.w + iw) * p.cv + c];
-          }
-          u.e[e] = v;
-          if (++c == p.cgv) { /* next tap: (r, s) in row-major order */
-            c = 0;
-            if (++s == p.s) {
-              s = 0;
-              r++;
-            }
+      for (int e = 0; e < VE; e++) {
+        T v = T(0);
+        if (j0 + e < p.lv) {
+          const int64_t ih = ih0 + (int64_t)r * p.dil_h, iw = iw0 + (int64_t)s * p.dil_w;
+          if (ih >= 0 && ih < p.h && iw >= 0 && iw < p.w) v = x[xo + (ih * p.w + iw) * p.cv + c];
+        }
+        u.e[e] = v;
+        if (++c == p.cgv) { /* next tap: (r, s) in row-major order */
+          c = 0;
+          if (++s == p.s) {
+            s = 0;
+            r++;
           }
         }
-        out[it] = u.v;
       }
+      out[it] = u.v;
     }
-  }
+  });
 }
 
 struct NchwParams {
