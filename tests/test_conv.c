@@ -575,6 +575,26 @@ Test(conv, grid_of_shapes_layouts_dtypes, .timeout = 900) {
     gko_conv_desc_destroy(d);
     bad += run_case(h, &c, st, NULL);
   }
+  /* the rule's edges: 3x3 stride 2 goes through NHWC for 16-bit types
+   * (R*S >= stride_h * stride_w), not for f32 on a small image; the 1x1
+   * stride-2 downsample (R*S < stride_h * stride_w) keeps the per-image
+   * GEMMs */
+  for (int d = 0; d < 3; d++)
+    for (int r = 1; r <= 3; r += 2) {
+      ccase c = cc_make(kDts[d], GKO_CONV_LAYOUT_NCHW, 3, 16, 13, 12, 24, r, r);
+      c.sh = c.sw = 2;
+      c.ph = c.pw = r / 2;
+      gko_conv_desc_t dd = make_desc(&c);
+      gko_conv_plan_t p = NULL;
+      T_OK(gko_conv_plan_create(h, dd, &p));
+      char text[4096];
+      T_OK(gko_conv_plan_describe(p, text, sizeof text, NULL));
+      cr_expect((strstr(text, "through NHWC") != NULL) == (d > 0 && r == 3), "%s %dx%d: %s",
+                t_dtype_name(kDts[d]), r, r, text);
+      gko_conv_plan_destroy(p);
+      gko_conv_desc_destroy(dd);
+      bad += run_case(h, &c, st, NULL);
+    }
   /* NCHW f16/bf16 through NHWC, the transposes' and the filter reorder's
    * kernels: C and H*W even with partial 64-wide tiles both ways (element
    * pairs), H*W odd (one element at a time), a filter row of 25 200 f16
