@@ -4,7 +4,7 @@
  *       [--out f32] [--epilogue none|bias|relu|bias-relu|gelu|bias-gelu|
  *        gelu-tanh|bias-gelu-tanh] [--transa] [--transb] [--batch B]
  *       [--pad auto|never|always] [--fusion auto|required|never]
- *       [--backend auto|cublaslt|wmma] [--autotune] [--rotate]
+ *       [--backend auto|cublaslt|wmma] [--autotune] [--rotate] [--static]
  *   gko-bench gemm --suite all|shapes|k1027|ffn1|square|decode|autotune
  *
  * Each case: a plan, then
@@ -24,6 +24,9 @@
  * random block repeated (the reference reads the same block).  --rotate
  * (on in the decode suite) cycles each call through copies of B totalling
  * at least 256 MB, so the weights come from HBM and not from the 50 MB L2.
+ * --static promises A and B static (GKO_GEMM_ATTR_STATIC_OPERANDS): the
+ * decode kernel's calls then overlap each other's start and end, and
+ * device_us and graph_us are the time per call of such a chain.
  * A plan the backend cannot make is reported as "not supported" (a failure
  * only when the case expects it to work). */
 #include "bench.h"
@@ -57,7 +60,7 @@ static const char *const kPadNames[3] = {"auto", "never", "always"};
 typedef struct {
   int64_t m, n, k, batch;
   gko_dtype_t ab, cd;
-  int tf32, epilogue, ta, tb, pad, fusion, backend, autotune, rotate;
+  int tf32, epilogue, ta, tb, pad, fusion, backend, autotune, rotate, static_ops;
   const char *name; /* shape label */
 } gemm_case;
 
@@ -143,15 +146,16 @@ static void json_row(const gemm_case *g, const gemm_result *r) {
   fprintf(g_json,
           "%s\n  {\"op\": \"gemm\", \"shape\": \"%s\", \"dtype\": \"%s\", \"form\": \"%s\", "
           "\"m\": %lld, \"n\": %lld, \"k\": %lld, \"batch\": %lld, \"transb\": %d, "
-          "\"requested_backend\": \"%s\", \"pad\": \"%s\", \"autotune\": %d, \"ok\": %d, "
+          "\"requested_backend\": \"%s\", \"pad\": \"%s\", \"autotune\": %d, \"static\": %d, "
+          "\"ok\": %d, "
           "\"device_us\": %.3f, \"graph_us\": %.3f, \"latency_us\": %.3f, \"host_us\": %.3f, "
           "\"tflops\": %.2f, \"peak_tflops\": %.1f, \"gbs\": %.1f, \"of_hbm\": %.4f, "
           "\"intensity_flop_per_byte\": %.2f, \"bound\": \"%s\", \"of_roofline\": %.4f, "
           "\"max_rel_err\": %.3g, \"backend\": \"%s\"}",
           pos > 1 ? "," : "", shape, dt_name(g), kEpNames[g->epilogue], (long long)g->m,
           (long long)g->n, (long long)g->k, (long long)g->batch, g->tb,
-          kBackendNames[g->backend], kPadNames[g->pad], g->autotune, r->ok, r->dev, r->graph,
-          r->lat, r->host, r->tflops, g_peak_tflops, r->gbs, r->gbs / (kHbmBytesPerUs * 1e-3),
+          kBackendNames[g->backend], kPadNames[g->pad], g->autotune, g->static_ops, r->ok,
+          r->dev, r->graph, r->lat, r->host, r->tflops, g_peak_tflops, r->gbs, r->gbs / (kHbmBytesPerUs * 1e-3),
           rf.ai, rf.bound, rf.of_roof, r->err, r->backend);
 }
 
@@ -167,10 +171,11 @@ static void print_row(const gemm_case *g, const gemm_result *r) {
            kHbmBytesPerUs * 1e-6);
     header = 1;
   }
-  char shape[80], req[24];
+  char shape[80], req[40];
   shape_name(g, shape, sizeof shape);
-  snprintf(req, sizeof req, "%s%s%s%s", kBackendNames[g->backend], g->pad ? "/pad-" : "",
-           g->pad ? kPadNames[g->pad] : "", g->autotune ? "/tune" : "");
+  snprintf(req, sizeof req, "%s%s%s%s%s", kBackendNames[g->backend], g->pad ? "/pad-" : "",
+           g->pad ? kPadNames[g->pad] : "", g->autotune ? "/tune" : "",
+           g->static_ops ? "/static" : "");
   if (!r->ok) {
     printf("%-6s %-30s %-5s %-14s %-8s not supported: %s\n", "gemm", shape, dt_name(g),
            kEpNames[g->epilogue], req, r->why);
@@ -206,6 +211,7 @@ static int bench_one(gko_handle_t h, cudaStream_t s, const gemm_case *g, gemm_re
   GK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_FUSION, g->fusion));
   GK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_BACKEND, g->backend));
   GK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_AUTOTUNE, g->autotune));
+  GK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_STATIC_OPERANDS, g->static_ops));
   if (g->tf32) GK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_COMPUTE, GKO_GEMM_COMPUTE_TF32));
   gemm_ctx c;
   memset(&c, 0, sizeof c);
@@ -446,7 +452,8 @@ static int suite_square(gko_handle_t h, cudaStream_t s) {
 
 /* Decode shapes: m <= 16 rows against n x k weights, both weight
  * layouts (W [n, k] as nn.Linear holds it: transb; B [k, n]), cuBLASLt and
- * WMMA side by side, weights rotated beyond L2.  Target: >= 93 % of the
+ * WMMA side by side (WMMA also autotuned, and with the weights promised
+ * static: a chain of calls that overlap), weights rotated beyond L2.  Target: >= 93 % of the
  * memory floor (bytes of A, B and D once / 4.2 TB/s) in graph time. */
 static int suite_decode(gko_handle_t h, cudaStream_t s) {
   const int64_t shapes[4][3] = {{1, 4096, 4096}, {16, 4096, 4096}, {1, 11008, 4096},
@@ -454,7 +461,7 @@ static int suite_decode(gko_handle_t h, cudaStream_t s) {
   int fails = 0;
   printf("# decode: m x n x k, weights rotated beyond L2; of_bw = bytes / graph time / 4.2 TB/s\n");
   typedef struct {
-    char line[320];
+    char line[400];
   } summary;
   summary sum[2 * 2 * 4];
   int ns = 0;
@@ -462,29 +469,32 @@ static int suite_decode(gko_handle_t h, cudaStream_t s) {
     for (int tb = 1; tb >= 0; tb--)
       for (int i = 0; i < 4; i++) {
         /* cuBLASLt, WMMA (the plan's own choice), WMMA autotuned (its
-         * bnw x splits variants timed: shows whether the rule picks well) */
-        gemm_result r[3];
-        for (int be = 0; be < 3; be++) {
+         * bnw x splits variants timed: shows whether the rule picks well),
+         * WMMA with the weights promised static */
+        gemm_result r[4];
+        for (int be = 0; be < 4; be++) {
           gemm_case g = mk(tb ? "decode x.W^T" : "decode x.B", shapes[i][0], shapes[i][1],
                            shapes[i][2], kTypes[t].dt, 0);
           g.tb = tb;
           g.rotate = 1;
           g.backend = be ? GKO_GEMM_BACKEND_WMMA : GKO_GEMM_BACKEND_CUBLASLT;
           g.autotune = be == 2;
+          g.static_ops = be == 3 ? GKO_GEMM_STATIC_AB : GKO_GEMM_STATIC_NONE;
           fails += run_row(h, s, &g, 1, be >= 1, &r[be]);
         }
         double floor_us = r[0].bytes / kHbmBytesPerUs;
         snprintf(sum[ns++].line, sizeof sum[0].line,
                  "%-5s %-6s %2lldx%5lldx%4lld  floor %6.2f us | cuBLASLt %7.2f us %5.1f%% "
                  "lat %6.1f host %5.2f | WMMA %7.2f us %5.1f%% lat %6.1f host %5.2f | %5.2fx "
-                 "| WMMA tuned %7.2f us %5.1f%%",
+                 "| WMMA tuned %7.2f us %5.1f%% | WMMA static %7.2f us %5.1f%%",
                  bench_dtype_name(kTypes[t].dt), tb ? "W[n,k]" : "B[k,n]",
                  (long long)shapes[i][0], (long long)shapes[i][1], (long long)shapes[i][2],
                  floor_us, r[0].graph, r[0].ok ? 100.0 * floor_us / r[0].graph : 0.0, r[0].lat,
                  r[0].host, r[1].ok ? r[1].graph : 0.0,
                  r[1].ok ? 100.0 * floor_us / r[1].graph : 0.0, r[1].lat, r[1].host,
                  r[1].ok ? r[0].graph / r[1].graph : 0.0, r[2].ok ? r[2].graph : 0.0,
-                 r[2].ok ? 100.0 * floor_us / r[2].graph : 0.0);
+                 r[2].ok ? 100.0 * floor_us / r[2].graph : 0.0, r[3].ok ? r[3].graph : 0.0,
+                 r[3].ok ? 100.0 * floor_us / r[3].graph : 0.0);
       }
   printf("# decode summary (graph time; %% = memory floor / time; ratio = cuBLASLt / WMMA)\n");
   for (int i = 0; i < ns; i++) printf("#   %s\n", sum[i].line);
@@ -545,6 +555,7 @@ int bench_gemm_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv) {
     else if (!strcmp(a, "--transb")) g.tb = 1;
     else if (!strcmp(a, "--autotune")) g.autotune = 1;
     else if (!strcmp(a, "--rotate")) g.rotate = 1;
+    else if (!strcmp(a, "--static")) g.static_ops = GKO_GEMM_STATIC_AB;
     else if (!strcmp(a, "--out") && !strcmp(v, "f32")) {
       out32 = 1;
       i++;

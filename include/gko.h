@@ -476,8 +476,39 @@ typedef enum gko_gemm_attr_e {
    * COL_MAJOR TRANSB = N (INVALID_VALUE otherwise).  Results still depend
    * on R, the other attributes (MAX_WORKSPACE and ALIGNMENT included), the
    * GPU and the cuBLASLt version.  gko_gemm_plan_describe says "invariant". */
-  GKO_GEMM_ATTR_INVARIANT = 26
+  GKO_GEMM_ATTR_INVARIANT = 26,
+  /* A gko_gemm_static_t, default GKO_GEMM_STATIC_NONE: the operands the
+   * caller promises are static -- weights written once, before, and then
+   * only read.  Precisely: no kernel that can still be running when this
+   * call's kernel starts writes them, i.e. not the kernel enqueued just
+   * before this call on the stream, nor, when that one started early
+   * itself (this attribute, or any kernel launched with CUDA's
+   * programmatic stream serialization), the ones before it.  A broken
+   * promise gives undefined results (stale weights may be read).
+   * What it does (docs/gemm.md): on sm_90 and newer, gko's decode kernel
+   * (BACKEND = WMMA, min(m, n) <= 16, k contiguous in both operands) is
+   * launched with programmatic dependent launch (CUDA Programming Guide,
+   * "Programmatic Dependent Launch and Synchronization") when the operand
+   * it streams (the weights, the larger one) is promised static: it may
+   * start while the kernel before it finishes, loads its first weights,
+   * and waits for that kernel to complete (griddepcontrol.wait) before it
+   * reads the other operand, C or bias, or writes anything.  gko's decode
+   * kernels let the kernel after them start early in any case
+   * (griddepcontrol.launch_dependents), so a chain of such calls overlaps
+   * each call's start with the previous call's end.  Everywhere else the
+   * attribute changes nothing.  gko_gemm_plan_describe says
+   * "programmatic dependent launch" when it applies.  Results are bitwise
+   * the same with and without it. */
+  GKO_GEMM_ATTR_STATIC_OPERANDS = 27
 } gko_gemm_attr_t;
+
+/* GKO_GEMM_ATTR_STATIC_OPERANDS values (a bit mask). */
+typedef enum gko_gemm_static_e {
+  GKO_GEMM_STATIC_NONE = 0,
+  GKO_GEMM_STATIC_A = 1,
+  GKO_GEMM_STATIC_B = 2,
+  GKO_GEMM_STATIC_AB = 3
+} gko_gemm_static_t;
 
 /* Opaque problem descriptor (host memory only; no handle, no GPU). */
 typedef struct gko_gemm_desc_s *gko_gemm_desc_t;

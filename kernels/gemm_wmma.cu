@@ -789,9 +789,34 @@ __device__ __forceinline__ void mma16816(float (&d)[4], uint32_t a0, uint32_t a1
 #endif
 }
 
+/* Programmatic dependent launch (sm_90+; PTX ISA "griddepcontrol"):
+ * launch_dependents lets the next kernel of the stream, if it was launched
+ * with programmatic stream serialization, start before this one ends; wait
+ * blocks until the kernels this one depends on have completed and their
+ * writes are visible (at once when it was launched the ordinary way). */
+__device__ __forceinline__ void pdl_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 template <typename T, bool TWO>
 __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
   __shared__ float red[kDecodeWarps][16][kDecodeRows + 1];
+  /* The next kernel may start now: it waits for this kernel's writes
+   * itself (griddepcontrol.wait), and another decode kernel finds room
+   * only as this one's blocks exit (shared memory). */
+  pdl_launch_dependents();
+  /* Launched with programmatic stream serialization (W promised static,
+   * gko.h), this kernel may run before the kernel ahead of it has
+   * finished: only W is read before pdl_wait(); X, C, bias and every
+   * write come after it. */
+  bool waited = false;
   extern __shared__ __align__(16) unsigned char decode_raw[];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   /* kw warps per 16-row tile (taking its k spans in turn), 8 / kw tiles per block */
@@ -849,6 +874,10 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
       for (int i = 0; i < kDecodeStages - 1; i++) {
         if (i < nf) issue();
         cp_async_commit();
+      }
+      if (!waited) {
+        pdl_wait();
+        waited = true;
       }
       const uint16_t *xpa = pa + first, *xpb = pb + first;
       int ring_out = 0;
@@ -1300,8 +1329,19 @@ extern "C" gko_status_t gk_wmma_launch(const gk_wmma_problem *p, const gk_wmma_c
     const int per = kDecodeWarps / P.kw;
     int64_t gx = (P.tiles + per - 1) / per * P.splits;
     if (gx > kMaxGridX) gx = kMaxGridX;
-    e = cudaLaunchKernel((const void *)kDecode[dt][s.ns > 8], dim3((unsigned)gx, (unsigned)gy),
-                         dim3(kThreads), args, kDecodeSmem, (cudaStream_t)stream);
+    cudaLaunchConfig_t lc = {};
+    cudaLaunchAttribute at[1] = {};
+    lc.gridDim = dim3((unsigned)gx, (unsigned)gy);
+    lc.blockDim = dim3(kThreads);
+    lc.dynamicSmemBytes = kDecodeSmem;
+    lc.stream = (cudaStream_t)stream;
+    if (cfg->dpdl) { /* W promised static (GKO_GEMM_ATTR_STATIC_OPERANDS) */
+      at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      at[0].val.programmaticStreamSerializationAllowed = 1;
+      lc.attrs = at;
+      lc.numAttrs = 1;
+    }
+    e = cudaLaunchKernelExC(&lc, (const void *)kDecode[dt][s.ns > 8], args);
     if (e != cudaSuccess) return gk_cuda_fail(e, "WMMA decode kernel launch");
   } else {
     int64_t gx = P.tiles * P.splits;

@@ -21,7 +21,7 @@
 
 #include "internal.h"
 
-enum { GK_NATTR = 27 };
+enum { GK_NATTR = 28 };
 
 static int gk_gemm_pools(gko_handle_t h);
 
@@ -39,7 +39,7 @@ static const char *const kAttrName[GK_NATTR] = {
     "GKO_GEMM_ATTR_EPILOGUE",    "GKO_GEMM_ATTR_COMPUTE",      "GKO_GEMM_ATTR_BACKEND",
     "GKO_GEMM_ATTR_ALIGNMENT",   "GKO_GEMM_ATTR_FUSION",       "GKO_GEMM_ATTR_PAD",
     "GKO_GEMM_ATTR_MAX_WORKSPACE", "GKO_GEMM_ATTR_AUTOTUNE",
-    "GKO_GEMM_ATTR_INVARIANT"};
+    "GKO_GEMM_ATTR_INVARIANT",   "GKO_GEMM_ATTR_STATIC_OPERANDS"};
 
 static void gk_desc_defaults(struct gko_gemm_desc_s *d, int ab, int cd, int64_t m,
                              int64_t n, int64_t k) {
@@ -157,6 +157,11 @@ static gko_status_t gk_attr_check(int attr, int64_t v) {
                        "%s = %lld is negative (0: off; R >= 1: the reference number of D's "
                        "lines)",
                        name, (long long)v);
+      return GKO_STATUS_SUCCESS;
+    case GKO_GEMM_ATTR_STATIC_OPERANDS:
+      if (v < GKO_GEMM_STATIC_NONE || v > GKO_GEMM_STATIC_AB)
+        return gk_fail(GKO_STATUS_INVALID_VALUE, "%s = %lld is not a gko_gemm_static_t", name,
+                       (long long)v);
       return GKO_STATUS_SUCCESS;
   }
   return gk_fail(GKO_STATUS_INVALID_VALUE, "attr = %d is not a gko_gemm_attr_t", attr);
@@ -350,6 +355,7 @@ static gko_status_t gk_gemm_resolve(const int64_t *v, gk_gemm_problem *p) {
   p->max_workspace = v[GKO_GEMM_ATTR_MAX_WORKSPACE];
   p->autotune = (int)v[GKO_GEMM_ATTR_AUTOTUNE];
   p->invariant = v[GKO_GEMM_ATTR_INVARIANT];
+  p->static_ops = (int)v[GKO_GEMM_ATTR_STATIC_OPERANDS];
 
   if (p->compute == GKO_GEMM_COMPUTE_TF32 && p->ab_dtype != GKO_DTYPE_F32)
     return gk_fail(GKO_STATUS_INVALID_VALUE,

@@ -45,10 +45,15 @@ static const char *const kActName[4] = {"", " + ReLU", " + GELU-erf", " + GELU-t
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* SKINNY's big dimension (rows of W), as the kernel maps it. */
+/* SKINNY: 1 when n is the small dimension (W is the lt view's a), as the
+ * kernel maps it. */
+static int skinny_small_n(const gk_wmma_problem *wp) {
+  return wp->n <= 16 && (wp->m > 16 || wp->m >= wp->n);
+}
+
+/* SKINNY's big dimension (rows of W). */
 static int64_t skinny_rows(const gk_wmma_problem *wp) {
-  const int small_n = wp->n <= 16 && (wp->m > 16 || wp->m >= wp->n);
-  return small_n ? wp->m : wp->n;
+  return skinny_small_n(wp) ? wp->m : wp->n;
 }
 
 /* Splits of k into chunks of whole k tiles (bk): returns the chunk. */
@@ -165,6 +170,13 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
       free(st);
       return s;
     }
+    /* GKO_GEMM_ATTR_STATIC_OPERANDS: W promised static (in the user's
+     * naming: B when it is the lt view's a and the view swapped A and B,
+     * or its b and they were not) lets the DECODE kernel start before the
+     * kernel ahead of it finishes (sm_90+) */
+    const int w_is_b = skinny_small_n(wp) == p->swap;
+    cfg->dpdl = cfg->decode && h->cc >= 90 &&
+                (p->static_ops & (w_is_b ? GKO_GEMM_STATIC_B : GKO_GEMM_STATIC_A)) != 0;
     /* the partial sums must fit the workspace bound */
     st->partials = gk_wmma_partials_bytes(wp, cfg);
     if (st->partials && p->max_workspace >= 0 &&
@@ -225,8 +237,7 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
   } else {
     const int64_t blocks = ceil_div(rows, cfg->bnw) * cfg->splits * wp->batch;
     /* W, the streamed operand, in the user's naming */
-    const int small_n = wp->n <= 16 && (wp->m > 16 || wp->m >= wp->n);
-    const char *wname = small_n == p->swap ? "B" : "A";
+    const char *wname = skinny_small_n(wp) == p->swap ? "B" : "A";
     if (cfg->decode) {
       const int64_t dblocks = ceil_div(ceil_div(rows, 16), 8 / cfg->dkw) * cfg->dsplits *
                               wp->batch;
@@ -243,9 +254,13 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
                  "split-K: k split %d ways (%lld each), f32 partials summed in split order by "
                  "a second kernel (deterministic); ",
                  cfg->dsplits, (long long)cfg->dkchunk);
-      why_addf(plan, "%lld blocks, %d per SM resident, %d SMs; when W or X is not 16-byte "
-               "vectorizable at execute: ", (long long)dblocks, cfg->dblocks_per_sm,
-               h->sm_count);
+      why_addf(plan, "%lld blocks, %d per SM resident, %d SMs; ", (long long)dblocks,
+               cfg->dblocks_per_sm, h->sm_count);
+      if (cfg->dpdl)
+        why_addf(plan, "programmatic dependent launch (GKO_GEMM_ATTR_STATIC_OPERANDS: %s "
+                 "static): the first spans of %s are loaded before the kernel ahead "
+                 "finishes; ", wname, wname);
+      why_addf(plan, "when W or X is not 16-byte vectorizable at execute: ");
     }
     why_addf(plan,
              "skinny kernel (min(m, n) = %lld <= 16): the %lld x %lld operand %s streamed "

@@ -84,6 +84,7 @@ typedef struct gk_gemm_problem {
   int epilogue, compute, backend, fusion, pad;
   int autotune;                                 /* GKO_GEMM_ATTR_AUTOTUNE */
   int64_t invariant;                            /* GKO_GEMM_ATTR_INVARIANT: 0, or R */
+  int static_ops;                               /* GKO_GEMM_ATTR_STATIC_OPERANDS */
   int64_t alignment;                            /* promise, bytes */
   int64_t max_workspace;                        /* -1: no bound */
   /* lt view */
@@ -209,6 +210,8 @@ typedef struct gk_wmma_config {
   int dkw;           /* DECODE: warps per 16-row tile (1, 2, 4 or 8) */
   int64_t dkchunk;   /* DECODE: k per split, a multiple of 128 */
   int dblocks_per_sm;
+  int dpdl;          /* DECODE: launched with programmatic stream
+                        serialization (sm_90+, W promised static) */
 } gk_wmma_config;
 /* SKINNY plans: fills cfg->decode, dsplits, dkw, dkchunk, dblocks_per_sm
  * for a device of `sms` SMs (decode = 0 where the DECODE kernel does not

@@ -458,6 +458,10 @@ Test(gemm_args, enum_values_are_the_documented_ones) {
   cr_expect_eq(GKO_GEMM_ATTR_MAX_WORKSPACE, 24);
   cr_expect_eq(GKO_GEMM_ATTR_AUTOTUNE, 25);
   cr_expect_eq(GKO_GEMM_ATTR_INVARIANT, 26);
+  cr_expect_eq(GKO_GEMM_ATTR_STATIC_OPERANDS, 27);
+  cr_expect_eq(GKO_GEMM_STATIC_A, 1);
+  cr_expect_eq(GKO_GEMM_STATIC_B, 2);
+  cr_expect_eq(GKO_GEMM_STATIC_AB, 3);
   cr_expect_eq(sizeof(gko_gemm_attr_t), sizeof(int));
   cr_expect_eq(sizeof(gko_epilogue_t), sizeof(int));
 }
@@ -476,6 +480,9 @@ Test(gemm_args, descriptor_defaults_and_round_trip) {
   cr_expect_eq(dget(d, GKO_GEMM_ATTR_BATCH_COUNT), 1);
   cr_expect_eq(dget(d, GKO_GEMM_ATTR_ALIGNMENT), 16);
   cr_expect_eq(dget(d, GKO_GEMM_ATTR_MAX_WORKSPACE), -1);
+  cr_expect_eq(dget(d, GKO_GEMM_ATTR_STATIC_OPERANDS), GKO_GEMM_STATIC_NONE);
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_STATIC_OPERANDS, GKO_GEMM_STATIC_B));
+  cr_expect_eq(dget(d, GKO_GEMM_ATTR_STATIC_OPERANDS), GKO_GEMM_STATIC_B);
   cr_expect_eq(dget(d, GKO_GEMM_ATTR_AB_DTYPE), GKO_DTYPE_F16);
   cr_expect_eq(dget(d, GKO_GEMM_ATTR_CD_DTYPE), GKO_DTYPE_F32);
   /* transposes and layout move the tight defaults */
@@ -516,8 +523,10 @@ Test(gemm_args, descriptor_rejects_bad_values_unchanged) {
     gko_gemm_attr_t a;
     int64_t v;
     const char *word;
-  } bad[] = {{(gko_gemm_attr_t)27, 0, "attr"},
+  } bad[] = {{(gko_gemm_attr_t)28, 0, "attr"},
              {GKO_GEMM_ATTR_INVARIANT, -1, "INVARIANT"},
+             {GKO_GEMM_ATTR_STATIC_OPERANDS, 4, "STATIC_OPERANDS"},
+             {GKO_GEMM_ATTR_STATIC_OPERANDS, -1, "STATIC_OPERANDS"},
              {GKO_GEMM_ATTR_AUTOTUNE, 2, "AUTOTUNE"},
              {GKO_GEMM_ATTR_AUTOTUNE, -1, "AUTOTUNE"},
              {(gko_gemm_attr_t)-1, 0, "attr"},
@@ -542,7 +551,7 @@ Test(gemm_args, descriptor_rejects_bad_values_unchanged) {
              {GKO_GEMM_ATTR_AB_DTYPE, 7, "AB_DTYPE"}};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     int64_t before = 0;
-    int known = (int)bad[i].a >= 0 && (int)bad[i].a < 27;
+    int known = (int)bad[i].a >= 0 && (int)bad[i].a < 28;
     if (known) before = dget(d, bad[i].a);
     T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_desc_set(d, bad[i].a, bad[i].v));
     cr_expect(strstr(gko_last_error_detail(), bad[i].word) != NULL, "detail '%s' lacks '%s'",
@@ -1688,6 +1697,133 @@ Test(gemm_wmma, splitk_results_are_bitwise_reproducible) {
       gko_gemm_plan_destroy(plan);
       gko_gemm_desc_destroy(desc);
     }
+  gko_destroy(h);
+}
+
+/* Runs the chain y[i + 1] = alpha y[i] W[i]^T + bias (i < L) on st with
+ * `plan`, y[1..L] poisoned first, eagerly or as a captured graph; returns
+ * y[1..L] copied to the host (L m n f16 values). */
+static uint16_t *run_chain(gko_gemm_plan_t plan, cudaStream_t st, int graph, int L, int64_t m,
+                           int64_t n, uint16_t **y, uint16_t **w, const void *bias, void *ws,
+                           size_t need) {
+  const size_t yb = (size_t)(m * n) * 2;
+  for (int i = 1; i <= L; i++) T_CUDA(cudaMemsetAsync(y[i], T_POISON_BYTE, yb, st));
+  cudaGraph_t g = NULL;
+  cudaGraphExec_t ge = NULL;
+  if (graph) T_CUDA(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+  for (int i = 0; i < L; i++)
+    T_OK(gko_gemm_execute(plan, 0.03f, y[i], w[i], 0.0f, NULL, y[i + 1], bias, ws, need, st));
+  if (graph) {
+    T_CUDA(cudaStreamEndCapture(st, &g));
+    T_CUDA(cudaGraphInstantiate(&ge, g, 0));
+    T_CUDA(cudaGraphLaunch(ge, st));
+  }
+  T_CUDA(cudaStreamSynchronize(st));
+  if (graph) {
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+  }
+  uint16_t *out = malloc(yb * L);
+  for (int i = 1; i <= L; i++) t_d2h(out + (size_t)(i - 1) * m * n, y[i], yb);
+  return out;
+}
+
+/* GKO_GEMM_ATTR_STATIC_OPERANDS: a chain of decode calls, each call's D the
+ * next call's X (y[i + 1] = y[i] W[i]^T, nn.Linear's layout), the weights
+ * promised static.  On sm_90 each call may then start before the one ahead
+ * of it has finished (programmatic dependent launch); it must still read X
+ * only after that call's writes, and X is poisoned (NaN) before every run,
+ * so the chain must be bitwise the one run with ordinary launches, eagerly
+ * and replayed from a graph, with no NaN; its first link is checked against
+ * float64. */
+Test(gemm_wmma, static_weights_chain_matches_ordinary_launches, .timeout = 600) {
+  T_REQUIRE_GPU();
+  uint64_t seed = t_seed();
+  if (t_cc() < 80) cr_skip("the decode kernel needs sm_80 (this GPU: sm_%d)", t_cc());
+  gko_handle_t h = t_handle();
+  enum { L = 6 };
+  const int64_t n = 4096, k = 4096; /* square: y[i + 1] has y[i]'s shape */
+  const int64_t ms[2] = {4, 16};    /* m <= 8 and m > 8 take different kernels */
+  uint16_t *w[L], *hw0 = malloc((size_t)(n * k) * 2);
+  for (int i = 0; i < L; i++) {
+    for (int64_t e = 0; e < n * k; e++) hw0[e] = t_double_to_f16(t_uniform(-1, 1));
+    w[i] = t_dalloc((size_t)(n * k) * 2);
+    t_h2d(w[i], hw0, (size_t)(n * k) * 2);
+  } /* hw0 keeps W[L - 1]; W[0] is re-read below */
+  t_d2h(hw0, w[0], (size_t)(n * k) * 2);
+  uint16_t *hbias = malloc(n * 2);
+  for (int64_t j = 0; j < n; j++) hbias[j] = t_double_to_f16(t_uniform(-0.5, 0.5));
+  void *dbias = t_dalloc(n * 2);
+  t_h2d(dbias, hbias, n * 2);
+  cudaStream_t st;
+  T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  for (int mi = 0; mi < 2; mi++) {
+    const int64_t m = ms[mi];
+    gko_gemm_plan_t plan[2];
+    size_t need[2];
+    for (int sv = 0; sv < 2; sv++) {
+      gko_gemm_desc_t desc;
+      T_OK(gko_gemm_desc_create(&desc, GKO_DTYPE_F16, GKO_DTYPE_F16, m, n, k));
+      T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_TRANSB, GKO_OP_T));
+      T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_EPILOGUE, GKO_EPILOGUE_BIAS_GELU_TANH));
+      T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_BACKEND, GKO_GEMM_BACKEND_WMMA));
+      T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_STATIC_OPERANDS,
+                             sv ? GKO_GEMM_STATIC_B : GKO_GEMM_STATIC_NONE));
+      T_OK(gko_gemm_plan_create(h, desc, &plan[sv]));
+      gko_gemm_desc_destroy(desc);
+      T_OK(gko_gemm_workspace_size(plan[sv], &need[sv]));
+      char why[2048];
+      T_OK(gko_gemm_plan_describe(plan[sv], why, sizeof why, NULL));
+      cr_expect(strstr(why, "decode kernel") != NULL, "m %lld: %s", (long long)m, why);
+      const int pdl = strstr(why, "programmatic dependent launch") != NULL;
+      cr_expect_eq(pdl, sv && t_cc() >= 90, "m %lld static %d on sm_%d: %s", (long long)m, sv,
+                   t_cc(), why);
+    }
+    size_t most = need[0] > need[1] ? need[0] : need[1];
+    void *ws = most ? t_dalloc(most) : NULL;
+    uint16_t *y[L + 1];
+    uint16_t *hy0 = malloc((size_t)(m * n) * 2);
+    for (int64_t e = 0; e < m * n; e++) hy0[e] = t_double_to_f16(t_uniform(-1, 1));
+    for (int i = 0; i <= L; i++) y[i] = t_dalloc((size_t)(m * n) * 2);
+    t_h2d(y[0], hy0, (size_t)(m * n) * 2);
+    uint16_t *ref = run_chain(plan[0], st, 0, L, m, n, y, w, dbias, ws, need[0]);
+    uint16_t *got[3];
+    for (int r = 0; r < 3; r++) /* static: eager twice, then a graph */
+      got[r] = run_chain(plan[1], st, r == 2, L, m, n, y, w, dbias, ws, need[1]);
+    int64_t nan = 0;
+    for (int64_t e = 0; e < L * m * n; e++) nan += (ref[e] & 0x7c00) == 0x7c00 && (ref[e] & 0x3ff);
+    cr_expect_eq(nan, 0, "m %lld: %lld NaN in the ordinary chain", (long long)m, (long long)nan);
+    for (int r = 0; r < 3; r++)
+      cr_expect_eq(memcmp(got[r], ref, (size_t)(L * m * n) * 2), 0,
+                   "m %lld: static-weights chain (%s) differs from ordinary launches",
+                   (long long)m, r == 2 ? "graph" : "eager");
+    /* the first link against float64 */
+    double err2 = 0, ref2 = 0;
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++) {
+        double sum = 0;
+        for (int64_t p = 0; p < k; p++)
+          sum += t_f16_to_float(hy0[i * k + p]) * t_f16_to_float(hw0[j * k + p]);
+        const double r = t_ref_act(3, 0.03 * sum + t_f16_to_float(hbias[j]));
+        const double d = t_f16_to_float(ref[i * n + j]) - r;
+        err2 += d * d;
+        ref2 += r * r;
+      }
+    cr_expect(sqrt(err2 / ref2) < 4 * ldexp(1, -11), "m %lld: relative error %g (seed %llu)",
+              (long long)m, sqrt(err2 / ref2), (unsigned long long)seed);
+    for (int r = 0; r < 3; r++) free(got[r]);
+    free(ref);
+    free(hy0);
+    for (int i = 0; i <= L; i++) cudaFree(y[i]);
+    if (ws) cudaFree(ws);
+    gko_gemm_plan_destroy(plan[0]);
+    gko_gemm_plan_destroy(plan[1]);
+  }
+  cudaStreamDestroy(st);
+  for (int i = 0; i < L; i++) cudaFree(w[i]);
+  cudaFree(dbias);
+  free(hw0);
+  free(hbias);
   gko_destroy(h);
 }
 

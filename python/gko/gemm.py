@@ -21,7 +21,7 @@ import enum
 from . import (Dtype, _Owned, _Plan, _check, _declare, _handle_t, _status_t, _stream_of,
                _stream_t, _workspace_for, as_device_array)
 
-__all__ = ["Op", "Layout", "Epilogue", "Backend", "Compute", "Fusion", "Pad", "Attr",
+__all__ = ["Op", "Layout", "Epilogue", "Backend", "Compute", "Fusion", "Pad", "Static", "Attr",
            "Desc", "Plan", "gemm", "linear"]
 
 
@@ -70,6 +70,13 @@ class Pad(enum.IntEnum):
     ALWAYS = 2
 
 
+class Static(enum.IntFlag):
+    NONE = 0
+    A = 1
+    B = 2
+    AB = 3
+
+
 class Attr(enum.IntEnum):
     AB_DTYPE = 0
     CD_DTYPE = 1
@@ -98,6 +105,7 @@ class Attr(enum.IntEnum):
     MAX_WORKSPACE = 24
     AUTOTUNE = 25
     INVARIANT = 26
+    STATIC_OPERANDS = 27
 
 
 _c = ctypes
@@ -177,6 +185,8 @@ class Desc(_Owned):
             value = _enum(Fusion, value)
         elif a == Attr.PAD:
             value = _enum(Pad, value)
+        elif a == Attr.STATIC_OPERANDS:
+            value = _enum(Static, value)
         elif a == Attr.LAYOUT:
             value = _enum(Layout, value)
         elif a == Attr.AUTOTUNE:

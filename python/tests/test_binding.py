@@ -7,6 +7,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import gko  # noqa: E402
+import gko.gemm  # noqa: E402
 
 HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "include", "gko.h")
 
@@ -40,9 +41,12 @@ class HostOnly(unittest.TestCase):
     def test_enums_match_header(self):
         for enum_cls, prefix in ((gko.Status, "GKO_STATUS_"), (gko.Dtype, "GKO_DTYPE_"),
                                  (gko.GeluApprox, "GKO_GELU_"), (gko.Query, "GKO_QUERY_"),
-                                 (gko.CodePath, "GKO_CODE_PATH_")):
+                                 (gko.CodePath, "GKO_CODE_PATH_"),
+                                 (gko.gemm.Attr, "GKO_GEMM_ATTR_"),
+                                 (gko.gemm.Static, "GKO_GEMM_STATIC_"),
+                                 (gko.gemm.Pad, "GKO_GEMM_PAD_")):
             want = _header_enum(prefix)
-            got = {m.name: int(m) for m in enum_cls}
+            got = {name: int(m) for name, m in enum_cls.__members__.items()}
             self.assertEqual(got, want, enum_cls.__name__)
 
     def test_status_names(self):
