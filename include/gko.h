@@ -486,8 +486,9 @@ typedef enum gko_gemm_attr_e {
    * programmatic stream serialization), the ones before it.  A broken
    * promise gives undefined results (stale weights may be read).
    * What it does (docs/gemm.md): on sm_90 and newer, gko's decode kernel
-   * (BACKEND = WMMA, min(m, n) <= 16, k contiguous in both operands) is
-   * launched with programmatic dependent launch (CUDA Programming Guide,
+   * (the WMMA backend's kernel for min(m, n) <= 16 with k contiguous in
+   * both operands; AUTO keeps cuBLASLt for such shapes, so ask for
+   * BACKEND = WMMA) is launched with programmatic dependent launch (CUDA Programming Guide,
    * "Programmatic Dependent Launch and Synchronization") when the operand
    * it streams (the weights, the larger one) is promised static: it may
    * start while the kernel before it finishes, loads its first weights,
