@@ -155,7 +155,8 @@ static void json_row(const gemm_case *g, const gemm_result *r) {
           pos > 1 ? "," : "", shape, dt_name(g), kEpNames[g->epilogue], (long long)g->m,
           (long long)g->n, (long long)g->k, (long long)g->batch, g->tb,
           kBackendNames[g->backend], kPadNames[g->pad], g->autotune, g->static_ops, r->ok,
-          r->dev, r->graph, r->lat, r->host, r->tflops, g_peak_tflops, r->gbs, r->gbs / (kHbmBytesPerUs * 1e-3),
+          r->dev, r->graph, r->lat, r->host, r->tflops, g_peak_tflops, r->gbs,
+          r->gbs / (kHbmBytesPerUs * 1e-3),
           rf.ai, rf.bound, rf.of_roof, r->err, r->backend);
 }
 

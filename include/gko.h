@@ -487,8 +487,8 @@ typedef enum gko_gemm_attr_e {
    * promise gives undefined results (stale weights may be read).
    * What it does (docs/gemm.md): on sm_90 and newer, gko's decode kernel
    * (the WMMA backend's kernel for min(m, n) <= 16 with k contiguous in
-   * both operands; AUTO keeps cuBLASLt for such shapes, so ask for
-   * BACKEND = WMMA) is launched with programmatic dependent launch (CUDA Programming Guide,
+   * both operands; AUTO normally keeps cuBLASLt for such shapes, so ask
+   * for BACKEND = WMMA) is launched with programmatic dependent launch (CUDA Programming Guide,
    * "Programmatic Dependent Launch and Synchronization") when the operand
    * it streams (the weights, the larger one) is promised static: it may
    * start while the kernel before it finishes, loads its first weights,
@@ -962,8 +962,9 @@ GKO_API gko_status_t gko_spmm_execute(gko_spmm_plan_t plan, float alpha,
  *         (a strided batched GEMM over the images of a chunk);
  *   NHWC: col [N*OH*OW][R*S*C], y [N*OH*OW][K] = col . w^T (the GEMM writes
  *         NHWC directly);
- *   NCHW through NHWC, when one group, N > 1, C >= 8, R*S >= 4 * stride_h *
- *         stride_w and (16-bit types, or f32 with OH*OW >= 2048): x is
+ *   NCHW through NHWC, when one group, N > 1, C >= 8 and (16-bit types
+ *         with R*S >= 2 * stride_h * stride_w, or f32 with R*S >= 4 *
+ *         stride_h * stride_w and OH*OW >= 2048): x is
  *         transposed to NHWC per chunk and the filter to KRSC in the
  *         workspace, the NHWC lowering runs with D in the workspace, and D
  *         is transposed into y: one GEMM over the chunk's N*OH*OW pixels

@@ -876,6 +876,9 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
         cp_async_commit();
       }
       if (!waited) {
+        /* after it, the writes of the kernels ahead are visible to this
+         * grid (PTX ISA, griddepcontrol), X's __ldg loads included: X was
+         * not read before */
         pdl_wait();
         waited = true;
       }
@@ -1029,7 +1032,7 @@ struct SkinnyMap {
 
 SkinnyMap skinny_map(const gk_wmma_problem *p) {
   SkinnyMap s;
-  s.small_n = p->n <= 16 && (p->m > 16 || p->m >= p->n);
+  s.small_n = gk_wmma_small_n(p);
   if (s.small_n) { /* W = op(A) (m x k), X = op(B)^T (n x k), D(j = row, i = col) */
     s.nb = p->m;
     s.ns = p->n;
@@ -1192,6 +1195,7 @@ extern "C" size_t gk_wmma_partials_bytes(const gk_wmma_problem *p, const gk_wmma
 extern "C" gko_status_t gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_config *cfg,
                                               int cc, int sms) {
   cfg->decode = 0;
+  cfg->dpdl_ok = 0;
   cfg->dsplits = 1;
   cfg->dkchunk = p->k;
   if (cfg->kind != GK_WMMA_SKINNY || cc < 80 || p->k <= 0) return GKO_STATUS_SUCCESS;
@@ -1242,6 +1246,10 @@ extern "C" gko_status_t gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_
   int64_t chunk = (p->k + splits - 1) / splits;
   chunk = (chunk + kDecodeSpan - 1) / kDecodeSpan * kDecodeSpan;
   cfg->decode = 1;
+  /* griddepcontrol exists in the sm_90+ code only: a build without it
+   * (GKO_ARCHS below 90, the PTX compiled for this GPU at load time) must
+   * not be launched with programmatic stream serialization */
+  cfg->dpdl_ok = cc >= 90 && fa.ptxVersion >= 90;
   cfg->dkw = kw;
   cfg->dkchunk = chunk;
   cfg->dsplits = (int)((p->k + chunk - 1) / chunk);

@@ -637,15 +637,16 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
      * on small late layers.  Worth the two transposes when C >= 8 (x's
      * transpose runs tiles of 32 or 64 rows over C rows: the 3-channel
      * stem wasted most of them, measured with 32) and the column matrix is
-     * at least as large as x (R*S >= stride_h * stride_w; the 1x1 stride-2
-     * downsample measured slower through NHWC); for f32, whose per-image
-     * GEMMs run near the FMA rate already, only when it is at least 4
-     * times x and on large images (OH*OW >= 2048).  One image, or groups,
-     * keep the per-image GEMMs.  Measured on ResNet-18's layers
+     * at least twice as large as x (R*S >= 2 * stride_h * stride_w: 3x3
+     * stride 2, at 2.25, measured faster through NHWC, the 1x1 stride-2
+     * downsample slower; ratios from 1 to 2 are not measured); for f32,
+     * whose per-image GEMMs run near the FMA rate already, only when it is
+     * at least 4 times x and on large images (OH*OW >= 2048).  One image,
+     * or groups, keep the per-image GEMMs.  Measured on ResNet-18's layers
      * (docs/conv.md). */
     int64_t sarea;
     const int dense_taps =
-        !gk_mul(p.sh, p.sw, &sarea) && sarea <= p.r * p.s / (es == 2 ? 1 : 4);
+        !gk_mul(p.sh, p.sw, &sarea) && sarea <= p.r * p.s / (es == 2 ? 2 : 4);
     cp->via_nhwc = p.layout == GKO_CONV_LAYOUT_NCHW && G == 1 && p.n > 1 && p.c >= 8 &&
                    dense_taps && (es == 2 || ohw >= 2048);
     const int lay = cp->via_nhwc ? GKO_CONV_LAYOUT_NHWC : p.layout;

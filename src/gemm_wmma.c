@@ -45,15 +45,9 @@ static const char *const kActName[4] = {"", " + ReLU", " + GELU-erf", " + GELU-t
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* SKINNY: 1 when n is the small dimension (W is the lt view's a), as the
- * kernel maps it. */
-static int skinny_small_n(const gk_wmma_problem *wp) {
-  return wp->n <= 16 && (wp->m > 16 || wp->m >= wp->n);
-}
-
 /* SKINNY's big dimension (rows of W). */
 static int64_t skinny_rows(const gk_wmma_problem *wp) {
-  return skinny_small_n(wp) ? wp->m : wp->n;
+  return gk_wmma_small_n(wp) ? wp->m : wp->n;
 }
 
 /* Splits of k into chunks of whole k tiles (bk): returns the chunk. */
@@ -137,6 +131,10 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
     return s;
   }
   const int64_t rows = skinny ? skinny_rows(wp) : 0;
+  /* SKINNY: W, the streamed operand, is the user's B when it is the lt
+   * view's a and the view swapped A and B (row-major), or its b and they
+   * were not */
+  const int w_is_b = gk_wmma_small_n(wp) == p->swap;
   if (skinny) {
     const int64_t sms = h->sm_count > 0 ? h->sm_count : 1;
     int bnw = 16, splits = 1;
@@ -170,12 +168,9 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
       free(st);
       return s;
     }
-    /* GKO_GEMM_ATTR_STATIC_OPERANDS: W promised static (in the user's
-     * naming: B when it is the lt view's a and the view swapped A and B,
-     * or its b and they were not) lets the DECODE kernel start before the
-     * kernel ahead of it finishes (sm_90+) */
-    const int w_is_b = skinny_small_n(wp) == p->swap;
-    cfg->dpdl = cfg->decode && h->cc >= 90 &&
+    /* GKO_GEMM_ATTR_STATIC_OPERANDS: W promised static lets the DECODE
+     * kernel start before the kernel ahead of it finishes (sm_90+ code) */
+    cfg->dpdl = cfg->decode && cfg->dpdl_ok &&
                 (p->static_ops & (w_is_b ? GKO_GEMM_STATIC_B : GKO_GEMM_STATIC_A)) != 0;
     /* the partial sums must fit the workspace bound */
     st->partials = gk_wmma_partials_bytes(wp, cfg);
@@ -236,8 +231,7 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
              (long long)wp->batch, cfg->blocks_per_sm);
   } else {
     const int64_t blocks = ceil_div(rows, cfg->bnw) * cfg->splits * wp->batch;
-    /* W, the streamed operand, in the user's naming */
-    const char *wname = skinny_small_n(wp) == p->swap ? "B" : "A";
+    const char *wname = w_is_b ? "B" : "A"; /* W in the user's naming */
     if (cfg->decode) {
       const int64_t dblocks = ceil_div(ceil_div(rows, 16), 8 / cfg->dkw) * cfg->dsplits *
                               wp->batch;

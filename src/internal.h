@@ -83,8 +83,8 @@ typedef struct gk_gemm_problem {
   int64_t stride_a, stride_b, stride_c, stride_d, stride_bias;
   int epilogue, compute, backend, fusion, pad;
   int autotune;                                 /* GKO_GEMM_ATTR_AUTOTUNE */
-  int64_t invariant;                            /* GKO_GEMM_ATTR_INVARIANT: 0, or R */
   int static_ops;                               /* GKO_GEMM_ATTR_STATIC_OPERANDS */
+  int64_t invariant;                            /* GKO_GEMM_ATTR_INVARIANT: 0, or R */
   int64_t alignment;                            /* promise, bytes */
   int64_t max_workspace;                        /* -1: no bound */
   /* lt view */
@@ -210,9 +210,16 @@ typedef struct gk_wmma_config {
   int dkw;           /* DECODE: warps per 16-row tile (1, 2, 4 or 8) */
   int64_t dkchunk;   /* DECODE: k per split, a multiple of 128 */
   int dblocks_per_sm;
+  int dpdl_ok;       /* DECODE: the kernel that runs was compiled for sm_90+
+                        (its griddepcontrol instructions are there) */
   int dpdl;          /* DECODE: launched with programmatic stream
-                        serialization (sm_90+, W promised static) */
+                        serialization (dpdl_ok, W promised static) */
 } gk_wmma_config;
+/* SKINNY: 1 when n is the small dimension (W = op(A), X = op(B)^T in the lt
+ * view), 0 when m is (W = op(B)^T, X = op(A)). */
+static inline int gk_wmma_small_n(const gk_wmma_problem *p) {
+  return p->n <= 16 && (p->m > 16 || p->m >= p->n);
+}
 /* SKINNY plans: fills cfg->decode, dsplits, dkw, dkchunk, dblocks_per_sm
  * for a device of `sms` SMs (decode = 0 where the DECODE kernel does not
  * apply or does not fit).  Sets the kernel's dynamic shared-memory limit.

@@ -575,12 +575,12 @@ Test(conv, grid_of_shapes_layouts_dtypes, .timeout = 900) {
     gko_conv_desc_destroy(d);
     bad += run_case(h, &c, st, NULL);
   }
-  /* the rule's edges: 3x3 stride 2 goes through NHWC for 16-bit types
-   * (R*S >= stride_h * stride_w), not for f32 on a small image; the 1x1
-   * stride-2 downsample (R*S < stride_h * stride_w) keeps the per-image
-   * GEMMs */
+  /* the rule's edges at stride 2: 3x3 (R*S = 2.25 stride_h * stride_w)
+   * goes through NHWC for 16-bit types (R*S >= 2 stride_h * stride_w),
+   * not for f32 on a small image; 2x2 (1x) and the 1x1 downsample (0.25x)
+   * keep the per-image GEMMs */
   for (int d = 0; d < 3; d++)
-    for (int r = 1; r <= 3; r += 2) {
+    for (int r = 1; r <= 3; r++) {
       ccase c = cc_make(kDts[d], GKO_CONV_LAYOUT_NCHW, 3, 16, 13, 12, 24, r, r);
       c.sh = c.sw = 2;
       c.ph = c.pw = r / 2;

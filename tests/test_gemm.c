@@ -85,6 +85,16 @@ static int t_cc(void) {
   return (int)v;
 }
 
+/* The DECODE kernel runs here: sm_80+ with room for its shared memory
+ * (a 96 KiB ring and an 8.5 KiB reduction buffer per block: not on sm_86 /
+ * sm_89, whose blocks get 99 KiB; their plans keep the SKINNY kernel). */
+static int decode_fits(void) {
+  int optin = 0;
+  if (t_cc() < 80 || cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0))
+    return 0;
+  return optin >= 98304 + 8704;
+}
+
 /* WMMA's documented NOT_SUPPORTED cases */
 static int wmma_unsupported(int backend, gko_dtype_t ab) {
   return backend == GKO_GEMM_BACKEND_WMMA &&
@@ -459,6 +469,7 @@ Test(gemm_args, enum_values_are_the_documented_ones) {
   cr_expect_eq(GKO_GEMM_ATTR_AUTOTUNE, 25);
   cr_expect_eq(GKO_GEMM_ATTR_INVARIANT, 26);
   cr_expect_eq(GKO_GEMM_ATTR_STATIC_OPERANDS, 27);
+  cr_expect_eq(GKO_GEMM_STATIC_NONE, 0);
   cr_expect_eq(GKO_GEMM_STATIC_A, 1);
   cr_expect_eq(GKO_GEMM_STATIC_B, 2);
   cr_expect_eq(GKO_GEMM_STATIC_AB, 3);
@@ -1588,6 +1599,7 @@ Test(gemm_wmma, decode_kernel_against_float64, .timeout = 600) {
   T_REQUIRE_GPU();
   uint64_t seed = t_seed();
   if (t_cc() < 80) cr_skip("the decode kernel needs sm_80 (this GPU: sm_%d)", t_cc());
+  const int fits = decode_fits(); /* else the SKINNY kernel serves the same cases */
   g_backend = GKO_GEMM_BACKEND_WMMA;
   gko_handle_t h = t_handle();
   wsbuf w = {0};
@@ -1617,7 +1629,8 @@ Test(gemm_wmma, decode_kernel_against_float64, .timeout = 600) {
     T_OK(gko_gemm_plan_create(h, desc, &plan));
     char why[2048];
     T_OK(gko_gemm_plan_describe(plan, why, sizeof why, NULL));
-    cr_expect((strstr(why, "decode kernel") != NULL) == cs[i].decode, "case %zu: %s", i, why);
+    cr_expect((strstr(why, "decode kernel") != NULL) == (cs[i].decode && fits), "case %zu: %s",
+              i, why);
     gko_gemm_plan_destroy(plan);
     gko_gemm_desc_destroy(desc);
     bad += run_case(h, &c, NULL, &w);
@@ -1700,19 +1713,21 @@ Test(gemm_wmma, splitk_results_are_bitwise_reproducible) {
   gko_destroy(h);
 }
 
-/* Runs the chain y[i + 1] = alpha y[i] W[i]^T + bias (i < L) on st with
- * `plan`, y[1..L] poisoned first, eagerly or as a captured graph; returns
- * y[1..L] copied to the host (L m n f16 values). */
+/* Runs the chain y[i + 1] = act(alpha y[i] W[i]^T + beta y[i] + bias)
+ * (i < L; y[i] is also C when beta != 0) on st with `plan`, y[1..L]
+ * poisoned first, eagerly or as a captured graph; returns y[1..L] copied to
+ * the host (L m n f16 values). */
 static uint16_t *run_chain(gko_gemm_plan_t plan, cudaStream_t st, int graph, int L, int64_t m,
-                           int64_t n, uint16_t **y, uint16_t **w, const void *bias, void *ws,
-                           size_t need) {
+                           int64_t n, float beta, uint16_t **y, uint16_t **w, const void *bias,
+                           void *ws, size_t need) {
   const size_t yb = (size_t)(m * n) * 2;
   for (int i = 1; i <= L; i++) T_CUDA(cudaMemsetAsync(y[i], T_POISON_BYTE, yb, st));
   cudaGraph_t g = NULL;
   cudaGraphExec_t ge = NULL;
   if (graph) T_CUDA(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
   for (int i = 0; i < L; i++)
-    T_OK(gko_gemm_execute(plan, 0.03f, y[i], w[i], 0.0f, NULL, y[i + 1], bias, ws, need, st));
+    T_OK(gko_gemm_execute(plan, 0.03f, y[i], w[i], beta, beta != 0.0f ? y[i] : NULL, y[i + 1],
+                          bias, ws, need, st));
   if (graph) {
     T_CUDA(cudaStreamEndCapture(st, &g));
     T_CUDA(cudaGraphInstantiate(&ge, g, 0));
@@ -1732,92 +1747,106 @@ static uint16_t *run_chain(gko_gemm_plan_t plan, cudaStream_t st, int graph, int
  * next call's X (y[i + 1] = y[i] W[i]^T, nn.Linear's layout), the weights
  * promised static.  On sm_90 each call may then start before the one ahead
  * of it has finished (programmatic dependent launch); it must still read X
- * only after that call's writes, and X is poisoned (NaN) before every run,
- * so the chain must be bitwise the one run with ordinary launches, eagerly
- * and replayed from a graph, with no NaN; its first link is checked against
- * float64. */
+ * (and C) only after that call's writes, and they are poisoned (NaN)
+ * before every run, so the chain must be bitwise the one run with ordinary
+ * launches, eagerly and replayed from a graph, with no NaN; its first link
+ * is checked against float64.  Cases: m <= 8 and m > 8 (two kernels), and
+ * a split-K plan (a second kernel per call) that also reads C = X. */
 Test(gemm_wmma, static_weights_chain_matches_ordinary_launches, .timeout = 600) {
   T_REQUIRE_GPU();
   uint64_t seed = t_seed();
-  if (t_cc() < 80) cr_skip("the decode kernel needs sm_80 (this GPU: sm_%d)", t_cc());
+  if (!decode_fits()) cr_skip("the decode kernel does not run on this GPU (sm_%d)", t_cc());
   gko_handle_t h = t_handle();
+  int64_t sms = 0;
+  T_OK(gko_query(GKO_QUERY_SM_COUNT, 0, &sms));
   enum { L = 6 };
-  const int64_t n = 4096, k = 4096; /* square: y[i + 1] has y[i]'s shape */
-  const int64_t ms[2] = {4, 16};    /* m <= 8 and m > 8 take different kernels */
-  uint16_t *w[L], *hw0 = malloc((size_t)(n * k) * 2);
+  const int64_t nmax = 4096;
+  uint16_t *w[L], *hw0 = malloc((size_t)(nmax * nmax) * 2);
   for (int i = 0; i < L; i++) {
-    for (int64_t e = 0; e < n * k; e++) hw0[e] = t_double_to_f16(t_uniform(-1, 1));
-    w[i] = t_dalloc((size_t)(n * k) * 2);
-    t_h2d(w[i], hw0, (size_t)(n * k) * 2);
+    for (int64_t e = 0; e < nmax * nmax; e++) hw0[e] = t_double_to_f16(t_uniform(-1, 1));
+    w[i] = t_dalloc((size_t)(nmax * nmax) * 2);
+    t_h2d(w[i], hw0, (size_t)(nmax * nmax) * 2);
   } /* hw0 keeps W[L - 1]; W[0] is re-read below */
-  t_d2h(hw0, w[0], (size_t)(n * k) * 2);
-  uint16_t *hbias = malloc(n * 2);
-  for (int64_t j = 0; j < n; j++) hbias[j] = t_double_to_f16(t_uniform(-0.5, 0.5));
-  void *dbias = t_dalloc(n * 2);
-  t_h2d(dbias, hbias, n * 2);
+  t_d2h(hw0, w[0], (size_t)(nmax * nmax) * 2);
+  uint16_t *hbias = malloc(nmax * 2);
+  for (int64_t j = 0; j < nmax; j++) hbias[j] = t_double_to_f16(t_uniform(-0.5, 0.5));
+  void *dbias = t_dalloc(nmax * 2);
+  t_h2d(dbias, hbias, nmax * 2);
   cudaStream_t st;
   T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-  for (int mi = 0; mi < 2; mi++) {
-    const int64_t m = ms[mi];
-    gko_gemm_plan_t plan[2];
-    size_t need[2];
-    for (int sv = 0; sv < 2; sv++) {
+  const struct {
+    int64_t m, n; /* k = n: y[i + 1] has y[i]'s shape (W[i] is its first n x n elements) */
+    float beta;
+    int splitk; /* the plan splits k on a GPU of more than 128 SMs (two blocks
+                   per SM hold twice the tiles' 8 warps: 2048 rows) */
+  } cs[] = {{4, 4096, 0.0f, 0}, {16, 4096, 0.0f, 0}, {4, 2048, 0.5f, 1}};
+  for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++) {
+    const int64_t m = cs[ci].m, n = cs[ci].n, k = n;
+    const float beta = cs[ci].beta;
+    /* plans: ordinary; B (the weights here) promised static; only A
+     * promised static, which is X: nothing changes */
+    gko_gemm_plan_t plan[3];
+    size_t need[3], most = 0;
+    for (int sv = 0; sv < 3; sv++) {
       gko_gemm_desc_t desc;
       T_OK(gko_gemm_desc_create(&desc, GKO_DTYPE_F16, GKO_DTYPE_F16, m, n, k));
       T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_TRANSB, GKO_OP_T));
       T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_EPILOGUE, GKO_EPILOGUE_BIAS_GELU_TANH));
       T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_BACKEND, GKO_GEMM_BACKEND_WMMA));
-      T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_STATIC_OPERANDS,
-                             sv ? GKO_GEMM_STATIC_B : GKO_GEMM_STATIC_NONE));
+      const int mask[3] = {GKO_GEMM_STATIC_NONE, GKO_GEMM_STATIC_B, GKO_GEMM_STATIC_A};
+      T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_STATIC_OPERANDS, mask[sv]));
       T_OK(gko_gemm_plan_create(h, desc, &plan[sv]));
       gko_gemm_desc_destroy(desc);
       T_OK(gko_gemm_workspace_size(plan[sv], &need[sv]));
+      if (need[sv] > most) most = need[sv];
       char why[2048];
       T_OK(gko_gemm_plan_describe(plan[sv], why, sizeof why, NULL));
-      cr_expect(strstr(why, "decode kernel") != NULL, "m %lld: %s", (long long)m, why);
+      cr_expect(strstr(why, "decode kernel") != NULL, "case %zu: %s", ci, why);
+      if (cs[ci].splitk && sms > 128)
+        cr_expect(strstr(why, "split-K") != NULL, "case %zu: %s", ci, why);
       const int pdl = strstr(why, "programmatic dependent launch") != NULL;
-      cr_expect_eq(pdl, sv && t_cc() >= 90, "m %lld static %d on sm_%d: %s", (long long)m, sv,
+      cr_expect_eq(pdl, sv == 1 && t_cc() >= 90, "case %zu static %d on sm_%d: %s", ci, mask[sv],
                    t_cc(), why);
     }
-    size_t most = need[0] > need[1] ? need[0] : need[1];
     void *ws = most ? t_dalloc(most) : NULL;
     uint16_t *y[L + 1];
     uint16_t *hy0 = malloc((size_t)(m * n) * 2);
     for (int64_t e = 0; e < m * n; e++) hy0[e] = t_double_to_f16(t_uniform(-1, 1));
     for (int i = 0; i <= L; i++) y[i] = t_dalloc((size_t)(m * n) * 2);
     t_h2d(y[0], hy0, (size_t)(m * n) * 2);
-    uint16_t *ref = run_chain(plan[0], st, 0, L, m, n, y, w, dbias, ws, need[0]);
-    uint16_t *got[3];
-    for (int r = 0; r < 3; r++) /* static: eager twice, then a graph */
-      got[r] = run_chain(plan[1], st, r == 2, L, m, n, y, w, dbias, ws, need[1]);
+    uint16_t *ref = run_chain(plan[0], st, 0, L, m, n, beta, y, w, dbias, ws, need[0]);
+    uint16_t *got[4];
+    for (int r = 0; r < 3; r++) /* B static: eager twice, then a graph */
+      got[r] = run_chain(plan[1], st, r == 2, L, m, n, beta, y, w, dbias, ws, need[1]);
+    got[3] = run_chain(plan[2], st, 0, L, m, n, beta, y, w, dbias, ws, need[2]);
     int64_t nan = 0;
     for (int64_t e = 0; e < L * m * n; e++) nan += (ref[e] & 0x7c00) == 0x7c00 && (ref[e] & 0x3ff);
-    cr_expect_eq(nan, 0, "m %lld: %lld NaN in the ordinary chain", (long long)m, (long long)nan);
-    for (int r = 0; r < 3; r++)
+    cr_expect_eq(nan, 0, "case %zu: %lld NaN in the ordinary chain", ci, (long long)nan);
+    for (int r = 0; r < 4; r++)
       cr_expect_eq(memcmp(got[r], ref, (size_t)(L * m * n) * 2), 0,
-                   "m %lld: static-weights chain (%s) differs from ordinary launches",
-                   (long long)m, r == 2 ? "graph" : "eager");
-    /* the first link against float64 */
+                   "case %zu: %s chain (%s) differs from ordinary launches", ci,
+                   r < 3 ? "B-static" : "A-static", r == 2 ? "graph" : "eager");
+    /* the first link against float64 (W[0] as n x k: its first n k elements) */
     double err2 = 0, ref2 = 0;
     for (int64_t i = 0; i < m; i++)
       for (int64_t j = 0; j < n; j++) {
         double sum = 0;
         for (int64_t p = 0; p < k; p++)
           sum += t_f16_to_float(hy0[i * k + p]) * t_f16_to_float(hw0[j * k + p]);
-        const double r = t_ref_act(3, 0.03 * sum + t_f16_to_float(hbias[j]));
+        const double r = t_ref_act(3, 0.03 * sum + beta * t_f16_to_float(hy0[i * n + j]) +
+                                          t_f16_to_float(hbias[j]));
         const double d = t_f16_to_float(ref[i * n + j]) - r;
         err2 += d * d;
         ref2 += r * r;
       }
-    cr_expect(sqrt(err2 / ref2) < 4 * ldexp(1, -11), "m %lld: relative error %g (seed %llu)",
-              (long long)m, sqrt(err2 / ref2), (unsigned long long)seed);
-    for (int r = 0; r < 3; r++) free(got[r]);
+    cr_expect(sqrt(err2 / ref2) < 4 * ldexp(1, -11), "case %zu: relative error %g (seed %llu)", ci,
+              sqrt(err2 / ref2), (unsigned long long)seed);
+    for (int r = 0; r < 4; r++) free(got[r]);
     free(ref);
     free(hy0);
     for (int i = 0; i <= L; i++) cudaFree(y[i]);
     if (ws) cudaFree(ws);
-    gko_gemm_plan_destroy(plan[0]);
-    gko_gemm_plan_destroy(plan[1]);
+    for (int sv = 0; sv < 3; sv++) gko_gemm_plan_destroy(plan[sv]);
   }
   cudaStreamDestroy(st);
   for (int i = 0; i < L; i++) cudaFree(w[i]);
