@@ -794,12 +794,12 @@ __device__ __forceinline__ void mma16816(float (&d)[4], uint32_t a0, uint32_t a1
  * with programmatic stream serialization, start before this one ends; wait
  * blocks until the kernels this one depends on have completed and their
  * writes are visible (at once when it was launched the ordinary way). */
-__device__ __forceinline__ void pdl_launch_dependents() {
+[[maybe_unused]] __device__ __forceinline__ void pdl_launch_dependents() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
-__device__ __forceinline__ void pdl_wait() {
+[[maybe_unused]] __device__ __forceinline__ void pdl_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
