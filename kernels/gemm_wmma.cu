@@ -810,7 +810,7 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
   __shared__ float red[kDecodeWarps][16][kDecodeRows + 1];
   /* The next kernel may start now: it waits for this kernel's writes
    * itself (griddepcontrol.wait), and another decode kernel finds room
-   * only as this one's blocks exit (shared memory). */
+   * only as this one's blocks finish (shared memory). */
   pdl_launch_dependents();
   /* Launched with programmatic stream serialization (W promised static,
    * gko.h), this kernel may run before the kernel ahead of it has

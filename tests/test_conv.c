@@ -83,6 +83,16 @@ static gko_conv_desc_t make_desc(const ccase *c) {
   return d;
 }
 
+/* The plan's account of case c (plan made and destroyed here). */
+static void plan_text(gko_handle_t h, const ccase *c, char *text, size_t bytes) {
+  gko_conv_desc_t d = make_desc(c);
+  gko_conv_plan_t p = NULL;
+  T_OK(gko_conv_plan_create(h, d, &p));
+  T_OK(gko_conv_plan_describe(p, text, bytes, NULL));
+  gko_conv_plan_destroy(p);
+  gko_conv_desc_destroy(d);
+}
+
 static double t_unit(gko_dtype_t d) {
   return d == GKO_DTYPE_F32 ? ldexp(1, -24) : d == GKO_DTYPE_F16 ? ldexp(1, -11) : ldexp(1, -8);
 }
@@ -565,14 +575,9 @@ Test(conv, grid_of_shapes_layouts_dtypes, .timeout = 900) {
     ccase c = cc_make(GKO_DTYPE_F32, GKO_CONV_LAYOUT_NCHW, 2, 8, 46, 46, 12, 3, 3);
     c.ph = c.pw = 1;
     c.epilogue = GKO_EPILOGUE_BIAS_GELU_ERF;
-    gko_conv_desc_t d = make_desc(&c);
-    gko_conv_plan_t p = NULL;
-    T_OK(gko_conv_plan_create(h, d, &p));
     char text[4096];
-    T_OK(gko_conv_plan_describe(p, text, sizeof text, NULL));
+    plan_text(h, &c, text, sizeof text);
     cr_expect(strstr(text, "through NHWC") != NULL, "%s", text);
-    gko_conv_plan_destroy(p);
-    gko_conv_desc_destroy(d);
     bad += run_case(h, &c, st, NULL);
   }
   /* the rule's edges at stride 2: 3x3 (R*S = 2.25 stride_h * stride_w)
@@ -584,15 +589,10 @@ Test(conv, grid_of_shapes_layouts_dtypes, .timeout = 900) {
       ccase c = cc_make(kDts[d], GKO_CONV_LAYOUT_NCHW, 3, 16, 13, 12, 24, r, r);
       c.sh = c.sw = 2;
       c.ph = c.pw = r / 2;
-      gko_conv_desc_t dd = make_desc(&c);
-      gko_conv_plan_t p = NULL;
-      T_OK(gko_conv_plan_create(h, dd, &p));
       char text[4096];
-      T_OK(gko_conv_plan_describe(p, text, sizeof text, NULL));
+      plan_text(h, &c, text, sizeof text);
       cr_expect((strstr(text, "through NHWC") != NULL) == (d > 0 && r == 3), "%s %dx%d: %s",
                 t_dtype_name(kDts[d]), r, r, text);
-      gko_conv_plan_destroy(p);
-      gko_conv_desc_destroy(dd);
       bad += run_case(h, &c, st, NULL);
     }
   /* NCHW f16/bf16 through NHWC, the transposes' and the filter reorder's
@@ -1080,14 +1080,9 @@ Test(conv, stem_gemm_runs_on_cublaslt_on_sm90) {
   ccase c = cc_make(GKO_DTYPE_F16, GKO_CONV_LAYOUT_NHWC, 32, 3, 224, 224, 64, 7, 7);
   c.sh = c.sw = 2;
   c.ph = c.pw = 3;
-  gko_conv_desc_t d = make_desc(&c);
-  gko_conv_plan_t p = NULL;
-  T_OK(gko_conv_plan_create(h, d, &p));
   char text[4096];
-  T_OK(gko_conv_plan_describe(p, text, sizeof text, NULL));
+  plan_text(h, &c, text, sizeof text);
   cr_expect(strstr(text, "GEMM plan: cuBLASLt") != NULL, "%s", text);
-  gko_conv_plan_destroy(p);
-  gko_conv_desc_destroy(d);
   gko_destroy(h);
 }
 
