@@ -755,14 +755,15 @@ __global__ void __launch_bounds__(kThreads) skinny_reduce(SkinnyParams P) {
  *   W[row g + 8][the same] and X[row g][the same]; mma step s in {0, 1}
  *   takes words 2s and 2s + 1 of each as its slots {2t, 2t+1} and
  *   {2t+8, 2t+9} -- the same words in A and B, so the products pair up.
- * W's pieces travel through a per-lane cp.async ring in shared memory
- * (kDecodeStages slots of one 128-wide k span = 8 pieces each; a lane reads
- * back only what it copied, so there is no barrier; two spans per lane in
- * flight); X's are loaded into registers (L1 / L2 hits: every tile reads
- * X).  kw warps (1, 2, 4 or 8, chosen by the plan so that all warps are
- * resident at once) share a 16-row tile and take its spans in turn (warp
- * w: spans w, w + kw, ...); a block of 8 warps holds 8 / kw tiles; the kw
- * warps of a tile sum their accumulators in shared memory in warp order.
+ * W's pieces travel through a per-warp cp.async ring in shared memory
+ * (kDecodeStages slots of one 128-wide k span x 16 rows; two spans per
+ * warp in flight), copied two whole rows per instruction and read back in
+ * the fragment's order after a warp barrier; X's are loaded into registers
+ * (L1 / L2 hits: every tile reads X).  kw warps (1, 2, 4 or 8, chosen by
+ * the plan so that all warps are resident at once) share a 16-row tile
+ * and take its spans in turn (warp w: spans w, w + kw, ...); a block of
+ * 8 warps holds 8 / kw tiles; the kw warps of a tile sum their
+ * accumulators in shared memory in warp order.
  * splits == 1: the epilogue runs here; else f32 partials and
  * skinny_reduce, as SKINNY (deterministic either way). */
 constexpr int kDecodeRows = 16, kDecodeUnroll = 4, kDecodeSpan = 32 * kDecodeUnroll;
@@ -821,7 +822,6 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   /* kw warps per 16-row tile (taking its k spans in turn), 8 / kw tiles per block */
   const int kw = P.kw, per = kDecodeWarps / kw, wt = warp / kw, wk = warp % kw;
-  uint4 *ring = reinterpret_cast<uint4 *>(decode_raw) + threadIdx.x;
   const int64_t groups = (P.tiles + per - 1) / per, units = groups * P.splits;
   const uint4 zero = make_uint4(0, 0, 0, 0);
   for (int64_t bt = blockIdx.y; bt < P.batch; bt += gridDim.y) {
@@ -839,12 +839,16 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
       const uint16_t *pb = X + (xb ? g + 8 : 0) * P.sxi + 8 * t;
       float acc0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, acc1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
       /* the warp's spans through a cp.async ring of kDecodeStages slots in
-       * shared memory, each lane's 16-byte pieces in a slot of its own: a
-       * lane reads back only what it copied itself, so no barrier is
-       * needed, and kDecodeStages - 1 spans (8 x 16 bytes each) per lane
-       * stay in flight; cp.async zero-fills for rows past nb.  X's pieces
-       * of a span (L1 / L2 hits) are loaded into registers before waiting
-       * for W's. */
+       * shared memory (16 rows x 16 pieces of 16 bytes per slot and warp),
+       * kDecodeStages - 1 spans in flight.  Copied coalesced -- lane
+       * (hi = lane / 16, c = lane % 16) copies piece c of rows 2i + hi,
+       * i = 0..7: two whole 256-byte row pieces per instruction -- and read
+       * back by the fragment's lanes after cp.async.wait_group and a warp
+       * barrier.  Piece c of row r sits at position c ^ 4 (r & 1) of its
+       * row, so that the 8 rows x 4 pieces one read instruction takes fall
+       * on all 32 banks, four times each (no conflict).  cp.async zero-fills
+       * for rows past nb.  X's pieces of a span (L1 / L2 hits) are loaded
+       * into registers before waiting for W's. */
       const int64_t step = (int64_t)kw * kDecodeSpan;
       const int64_t first = k0 + (int64_t)wk * kDecodeSpan;
       const int64_t nspan = j0 < P.nb && first < k1 ? (k1 - first + step - 1) / step : 0;
@@ -855,19 +859,25 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
       /* running pointers and 32-bit counters keep the loop's registers for
        * the data (rows past nb: src-size 0, nothing is read) */
       const int nf = (int)nfull;
-      const uint16_t *ia = va ? wa + first : W, *ib = vb ? wb + first : W;
-      const int64_t inca = va ? step : 0, incb = vb ? step : 0;
-      const int bytesa = va ? 16 : 0, bytesb = vb ? 16 : 0;
+      const int hi = lane >> 4, c = lane & 15;
+      unsigned vrows = 0; /* bit i: row j0 + 2i + hi exists */
+#pragma unroll
+      for (int i = 0; i < 8; i++) vrows |= (unsigned)(j0 + 2 * i + hi < P.nb) << i;
+      const uint16_t *ic = vrows & 1 ? W + (j0 + hi) * P.swj + 8 * c + first : W;
+      const int64_t rstep = 2 * P.swj;
+      uint4 *wring = reinterpret_cast<uint4 *>(decode_raw) + warp * (2 * kDecodeUnroll * 32);
+      uint4 *cdst = wring + hi * 16 + (c ^ (hi << 2));
       int ring_in = 0;
       auto issue = [&]() {
-        uint4 *slot = ring + ring_in * (2 * kDecodeUnroll * kThreads);
+        uint4 *slot = cdst + ring_in * (2 * kDecodeUnroll * kThreads);
+        const uint16_t *src = ic;
 #pragma unroll
-        for (int q = 0; q < kDecodeUnroll; q++) {
-          cp_async16(slot + (2 * q) * kThreads, ia + 32 * q, bytesa);
-          cp_async16(slot + (2 * q + 1) * kThreads, ib + 32 * q, bytesb);
+        for (int i = 0; i < 8; i++) {
+          const bool v = (vrows >> i) & 1;
+          cp_async16(slot + i * 32, v ? src : W, v ? 16 : 0);
+          src += rstep;
         }
-        ia += inca;
-        ib += incb;
+        ic += step;
         ring_in = ring_in + 1 == kDecodeStages ? 0 : ring_in + 1;
       };
 #pragma unroll
@@ -882,7 +892,12 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
         pdl_wait();
         waited = true;
       }
+      /* lane (g, t) takes k piece 4 q + t of rows g and g + 8 (the same k
+       * in every row: the MMA pairs W's and X's k slots by t alone), which
+       * sits at position 4 (q ^ s) + t of its row, s = g & 1 */
       const uint16_t *xpa = pa + first, *xpb = pb + first;
+      const int s = g & 1;
+      const uint4 *rse = wring + g * 16 + t + 4 * s, *rso = wring + g * 16 + t + 4 - 4 * s;
       int ring_out = 0;
       for (int i = 0; i < nf; i++) {
         uint4 ya[kDecodeUnroll];
@@ -894,16 +909,18 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
         for (int q = 0; q < (TWO ? kDecodeUnroll : 0); q++)
           yb[q] = xb ? __ldg(reinterpret_cast<const uint4 *>(xpb + 32 * q)) : zero;
         cp_async_wait<kDecodeStages - 2>();
-        const uint4 *slot = ring + ring_out * (2 * kDecodeUnroll * kThreads);
+        __syncwarp(); /* every lane's pieces of this slot have landed */
+        const int so = ring_out * (2 * kDecodeUnroll * kThreads);
         ring_out = ring_out + 1 == kDecodeStages ? 0 : ring_out + 1;
         uint4 ra[kDecodeUnroll], rb[kDecodeUnroll];
 #pragma unroll
         for (int q = 0; q < kDecodeUnroll; q++) {
-          ra[q] = slot[(2 * q) * kThreads];
-          rb[q] = slot[(2 * q + 1) * kThreads];
+          const uint4 *r = (q & 1 ? rso : rse) + so + 8 * (q >> 1);
+          ra[q] = r[0];
+          rb[q] = r[128];
         }
-        /* the slot read now is refilled only kDecodeStages - 1 spans later,
-         * by this same lane, after these reads */
+        /* the slot refilled now was read in the previous span, by every
+         * lane before the barrier above */
         if (i + kDecodeStages - 1 < nf) issue();
         cp_async_commit();
 #pragma unroll
@@ -974,8 +991,8 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
   }
 }
 
-/* ns <= 8: two blocks per SM (122 registers on sm_90).  ns > 8: X's rows
- * 8..15 are loaded with rows 0..7, before the wait, which takes 158
+/* ns <= 8: two blocks per SM (128 registers on sm_90).  ns > 8: X's rows
+ * 8..15 are loaded with rows 0..7, before the wait, which takes 176
  * registers and so one block per SM; the plan's occupancy query sees it
  * and gives each tile fewer warps.  On the H200 that was 8-13 % faster at
  * m = 12 and 16 than two blocks per SM with rows 8..15 read inside the MMA

@@ -18,7 +18,7 @@
  * On sm_80+, when W and X both have k contiguous (x W^T, nn.Linear's
  * layout) with leading dimensions and batch strides that are multiples of
  * 8, the plan's own choice is the DECODE kernel instead (mma.sync fed by a
- * per-lane cp.async ring, 16-row tiles shared by kw warps, k split across
+ * per-warp cp.async ring, 16-row tiles shared by kw warps, k split across
  * blocks only when the tiles' warps fill less than half the GPU;
  * gk_wmma_decode_config); execute falls back to the SKINNY configuration
  * when the pointers are not 16-byte aligned.
@@ -238,7 +238,7 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
       why_addf(plan,
                "decode kernel (min(m, n) = %lld <= 16, k contiguous in both operands): the "
                "%lld x %lld operand %s streamed once from 16-byte loads straight into "
-               "mma.sync m16n8k16 %s (f32 accumulate) through a per-lane cp.async ring, "
+               "mma.sync m16n8k16 %s (f32 accumulate) through a per-warp cp.async ring, "
                "16 of its rows per %d warp(s) taking 128-wide k spans in turn, summed in warp "
                "order; ",
                (long long)(wp->m < wp->n ? wp->m : wp->n), (long long)rows, (long long)wp->k,
