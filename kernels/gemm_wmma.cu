@@ -767,6 +767,8 @@ __global__ void __launch_bounds__(kThreads) skinny_reduce(SkinnyParams P) {
  * splits == 1: the epilogue runs here; else f32 partials and
  * skinny_reduce, as SKINNY (deterministic either way). */
 constexpr int kDecodeRows = 16, kDecodeUnroll = 4, kDecodeSpan = 32 * kDecodeUnroll;
+static_assert(kDecodeUnroll == 4 && kDecodeRows == 16,
+              "the ring's copy and read maps assume 16 rows x 16 pieces per span");
 constexpr int kDecodeStages = 3;
 constexpr size_t kDecodeSmem = (size_t)kDecodeStages * 2 * kDecodeUnroll * kThreads * 16;
 constexpr int kDecodeWarps = kThreads / 32;
@@ -894,10 +896,10 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
       }
       /* lane (g, t) takes k piece 4 q + t of rows g and g + 8 (the same k
        * in every row: the MMA pairs W's and X's k slots by t alone), which
-       * sits at position 4 (q ^ s) + t of its row, s = g & 1 */
+       * sits at position 4 (q ^ odd) + t of its row, odd = g & 1 */
       const uint16_t *xpa = pa + first, *xpb = pb + first;
-      const int s = g & 1;
-      const uint4 *rse = wring + g * 16 + t + 4 * s, *rso = wring + g * 16 + t + 4 - 4 * s;
+      const int odd = g & 1;
+      const uint4 *rse = wring + g * 16 + t + 4 * odd, *rso = wring + g * 16 + t + 4 - 4 * odd;
       int ring_out = 0;
       for (int i = 0; i < nf; i++) {
         uint4 ya[kDecodeUnroll];
@@ -919,8 +921,9 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
           ra[q] = r[0];
           rb[q] = r[128];
         }
-        /* the slot refilled now was read in the previous span, by every
-         * lane before the barrier above */
+        /* the slot refilled now was read in the previous span (by every
+         * lane before the barrier above) or not yet in this unit (the
+         * previous unit's reads end before its __syncthreads) */
         if (i + kDecodeStages - 1 < nf) issue();
         cp_async_commit();
 #pragma unroll
