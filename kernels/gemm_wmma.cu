@@ -514,6 +514,7 @@ struct SkinnyParams {
   int act, cd, has_bias, bias_on_j;
   int vec_w, vec_x; /* 16-byte loads allowed along W's / X's contiguous dimension */
   int kw;           /* DECODE: warps per 16-row tile */
+  int per;          /* DECODE: 16-row tiles per block (per * kw <= 8) */
 };
 
 /* SKINNY, DECODE: the epilogue of batch bt (C and D at their batch
@@ -822,8 +823,9 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
   bool waited = false;
   extern __shared__ __align__(16) unsigned char decode_raw[];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  /* kw warps per 16-row tile (taking its k spans in turn), 8 / kw tiles per block */
-  const int kw = P.kw, per = kDecodeWarps / kw, wt = warp / kw, wk = warp % kw;
+  /* kw warps per 16-row tile (taking its k spans in turn), per <= 8 / kw
+   * tiles per block; warps past per * kw idle */
+  const int kw = P.kw, per = P.per, wt = warp / kw, wk = warp % kw;
   const int64_t groups = (P.tiles + per - 1) / per, units = groups * P.splits;
   const uint4 zero = make_uint4(0, 0, 0, 0);
   for (int64_t bt = blockIdx.y; bt < P.batch; bt += gridDim.y) {
@@ -853,7 +855,8 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
        * into registers before waiting for W's. */
       const int64_t step = (int64_t)kw * kDecodeSpan;
       const int64_t first = k0 + (int64_t)wk * kDecodeSpan;
-      const int64_t nspan = j0 < P.nb && first < k1 ? (k1 - first + step - 1) / step : 0;
+      const int64_t nspan =
+          wt < per && j0 < P.nb && first < k1 ? (k1 - first + step - 1) / step : 0;
       /* whole spans go through the ring; a last, partial one (k1 - k0 not
        * a multiple of 128) is read directly, element-wise at the end */
       const int64_t nfull =
@@ -1249,19 +1252,34 @@ extern "C" gko_status_t gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_
   /* Warps per 16-row tile (kw, taking its k spans in turn): the most, up
    * to 8, with which all the tiles' warps are resident at once (one wave:
    * every warp streams the same amount at the same rate, no tail); when
-   * even 8 warps per tile fill less than half the GPU's warp slots, k is
-   * split across blocks too (each split at least 8 spans long). */
+   * even 8 warps per tile fill at most half the GPU's warp slots, k is
+   * split across blocks too: as many splits as still fit one wave (each
+   * at least 8 spans long).  Rounding the split count up instead left a
+   * second, partial wave: 384 blocks for 264 places at 1 x 2048, 1.5x
+   * the time of cuBLASLt. */
   const int64_t tiles = (s.nb + kDecodeRows - 1) / kDecodeRows * p->batch;
   const int64_t slots = (int64_t)occ * sms * kDecodeWarps;
   int kw = kDecodeWarps;
   while (kw > 1 && tiles * kw > slots) kw /= 2;
   int64_t splits = 1;
-  if (kw == kDecodeWarps && 2 * tiles * kDecodeWarps < slots) {
-    splits = (slots + tiles * kDecodeWarps - 1) / (tiles * kDecodeWarps);
+  if (kw == kDecodeWarps && 2 * tiles * kDecodeWarps <= slots) {
+    splits = slots / (tiles * kDecodeWarps);
     const int64_t most = p->k / (kDecodeWarps * kDecodeSpan);
     if (splits > most) splits = most;
     if (splits > 64) splits = 64;
     if (splits < 1) splits = 1;
+  }
+  /* Tiles per block: 8 / kw, unless that leaves SMs without a block
+   * (16 x 11008 at ns > 8: 688 tiles, kw = 1, one block per SM: 86 blocks
+   * of 8 tiles on 132 SMs); then the fewest per block that still fit one
+   * wave (6: 115 blocks), the block's other warps idle. */
+  int per = kDecodeWarps / kw;
+  if (splits == 1) {
+    const int64_t room = (int64_t)occ * sms;
+    if ((tiles + per - 1) / per < room) {
+      const int64_t even = (tiles + room - 1) / room;
+      if (even < per) per = (int)even;
+    }
   }
   int64_t chunk = (p->k + splits - 1) / splits;
   chunk = (chunk + kDecodeSpan - 1) / kDecodeSpan * kDecodeSpan;
@@ -1271,6 +1289,7 @@ extern "C" gko_status_t gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_
    * not be launched with programmatic stream serialization */
   cfg->dpdl_ok = cc >= 90 && fa.ptxVersion >= 90;
   cfg->dkw = kw;
+  cfg->dper = per;
   cfg->dkchunk = chunk;
   cfg->dsplits = (int)((p->k + chunk - 1) / chunk);
   cfg->dblocks_per_sm = occ;
@@ -1354,8 +1373,8 @@ extern "C" gko_status_t gk_wmma_launch(const gk_wmma_problem *p, const gk_wmma_c
     P.splits = cfg->dsplits;
     P.kchunk = cfg->dkchunk;
     P.kw = cfg->dkw;
-    const int per = kDecodeWarps / P.kw;
-    int64_t gx = (P.tiles + per - 1) / per * P.splits;
+    P.per = cfg->dper;
+    int64_t gx = (P.tiles + P.per - 1) / P.per * P.splits;
     if (gx > kMaxGridX) gx = kMaxGridX;
     cudaLaunchConfig_t lc = {};
     cudaLaunchAttribute at[1] = {};

@@ -233,7 +233,7 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
     const int64_t blocks = ceil_div(rows, cfg->bnw) * cfg->splits * wp->batch;
     const char *wname = w_is_b ? "B" : "A"; /* W in the user's naming */
     if (cfg->decode) {
-      const int64_t dblocks = ceil_div(ceil_div(rows, 16), 8 / cfg->dkw) * cfg->dsplits *
+      const int64_t dblocks = ceil_div(ceil_div(rows, 16), cfg->dper) * cfg->dsplits *
                               wp->batch;
       why_addf(plan,
                "decode kernel (min(m, n) = %lld <= 16, k contiguous in both operands): the "
@@ -248,7 +248,8 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
                  "split-K: k split %d ways (%lld each), f32 partials summed in split order by "
                  "a second kernel (deterministic); ",
                  cfg->dsplits, (long long)cfg->dkchunk);
-      why_addf(plan, "%lld blocks, %d per SM resident, %d SMs; ", (long long)dblocks,
+      why_addf(plan, "%lld blocks of %d 16-row tile(s) (%d warps busy), %d per SM resident, "
+               "%d SMs; ", (long long)dblocks, cfg->dper, cfg->dper * cfg->dkw,
                cfg->dblocks_per_sm, h->sm_count);
       if (cfg->dpdl)
         why_addf(plan, "programmatic dependent launch (GKO_GEMM_ATTR_STATIC_OPERANDS: %s "

@@ -208,6 +208,7 @@ typedef struct gk_wmma_config {
                         16-byte vectorizable, else the SKINNY configuration */
   int dsplits;       /* DECODE: k splits */
   int dkw;           /* DECODE: warps per 16-row tile (1, 2, 4 or 8) */
+  int dper;          /* DECODE: 16-row tiles per block (dper * dkw <= 8) */
   int64_t dkchunk;   /* DECODE: k per split, a multiple of 128 */
   int dblocks_per_sm;
   int dpdl_ok;       /* DECODE: the kernel that runs was compiled for sm_90+
@@ -220,7 +221,7 @@ typedef struct gk_wmma_config {
 static inline int gk_wmma_small_n(const gk_wmma_problem *p) {
   return p->n <= 16 && (p->m > 16 || p->m >= p->n);
 }
-/* SKINNY plans: fills cfg->decode, dsplits, dkw, dkchunk, dblocks_per_sm
+/* SKINNY plans: fills cfg->decode, dsplits, dkw, dper, dkchunk, dblocks_per_sm
  * for a device of `sms` SMs (decode = 0 where the DECODE kernel does not
  * apply or does not fit).  Sets the kernel's dynamic shared-memory limit.
  * CUDA_ERROR (detail set) when a CUDA call fails. */
