@@ -5,7 +5,7 @@
  *        gelu-tanh|bias-gelu-tanh] [--transa] [--transb] [--batch B]
  *       [--pad auto|never|always] [--fusion auto|required|never]
  *       [--backend auto|cublaslt|wmma] [--autotune] [--rotate] [--static]
- *   gko-bench gemm --suite all|shapes|k1027|ffn1|square|decode|autotune
+ *   gko-bench gemm --suite all|shapes|k1027|ffn1|square|decode|autotune|decode-sweep
  *
  * Each case: a plan, then
  *   device_us   back-to-back executes between two events (median);
@@ -61,6 +61,7 @@ typedef struct {
   int64_t m, n, k, batch;
   gko_dtype_t ab, cd;
   int tf32, epilogue, ta, tb, pad, fusion, backend, autotune, rotate, static_ops;
+  int ref_rows;     /* rows checked against the reference (0: all when m <= 16, else 16 or 4) */
   const char *name; /* shape label */
 } gemm_case;
 
@@ -261,12 +262,13 @@ static int bench_one(gko_handle_t h, cudaStream_t s, const gemm_case *g, gemm_re
   r->graph = time_graph(run_gemm, &c, s, c.nrot > 20 ? c.nrot : 20);
 
   /* reference on sampled rows of the first batch */
-  const int rows = g->m <= 16 ? (int)g->m : (g->k * g->n > (int64_t)1 << 24 ? 4 : 16);
+  int rows = g->m <= 16 ? (int)g->m : (g->k * g->n > (int64_t)1 << 24 ? 4 : 16);
+  if (g->ref_rows > 0 && g->ref_rows < rows) rows = g->ref_rows;
   void *hd = malloc((size_t)g->n * escd);
   double max_err = 0, max_ref = 0;
   const int act = g->epilogue >> 1, has_bias = g->epilogue & 1;
   for (int rr = 0; rr < rows; rr++) {
-    int64_t i = g->m <= 16 ? rr : (int64_t)((double)rr / rows * (double)g->m);
+    int64_t i = rows == g->m ? rr : (int64_t)((double)rr / rows * (double)g->m);
     CK(cudaMemcpy(hd, (char *)c.d + (size_t)i * g->n * escd, (size_t)g->n * escd,
                   cudaMemcpyDeviceToHost));
     for (int64_t j = 0; j < g->n; j++) {
@@ -502,6 +504,42 @@ static int suite_decode(gko_handle_t h, cudaStream_t s) {
   return fails;
 }
 
+/* The decode-shape sweep behind AUTO's backend rule (docs/gemm.md): x W^T
+ * f16, k = 4096, m = 1..16 against 1024..14336 weight rows, cuBLASLt and
+ * WMMA (plain, and with W promised static), weights rotated beyond L2.
+ * Two reference rows per case (the tests check every row); not part of
+ * "all". */
+static int suite_decode_sweep(gko_handle_t h, cudaStream_t s) {
+  const int64_t ms[5] = {1, 2, 4, 8, 16}, ns[6] = {1024, 2048, 4096, 8192, 11008, 14336};
+  int fails = 0;
+  printf("# decode sweep: m x n x 4096 f16 x.W^T, weights rotated beyond L2\n");
+  char sum[5 * 6][200];
+  int nsum = 0;
+  for (int i = 0; i < 5; i++)
+    for (int j = 0; j < 6; j++) {
+      gemm_result r[3];
+      for (int be = 0; be < 3; be++) {
+        gemm_case g = mk("decode x.W^T", ms[i], ns[j], 4096, GKO_DTYPE_F16, 0);
+        g.tb = 1;
+        g.rotate = 1;
+        g.ref_rows = 2;
+        g.backend = be ? GKO_GEMM_BACKEND_WMMA : GKO_GEMM_BACKEND_CUBLASLT;
+        g.static_ops = be == 2 ? GKO_GEMM_STATIC_AB : GKO_GEMM_STATIC_NONE;
+        fails += run_row(h, s, &g, 1, 0, &r[be]);
+      }
+      const double floor_us = r[0].bytes / kHbmBytesPerUs;
+      snprintf(sum[nsum++], sizeof sum[0],
+               "%2lldx%5lld floor %6.2f | cuBLASLt %6.2f | WMMA %6.2f | %5.2fx | static %6.2f "
+               "%5.2fx",
+               (long long)ms[i], (long long)ns[j], floor_us, r[0].graph,
+               r[1].ok ? r[1].graph : 0.0, r[1].ok ? r[0].graph / r[1].graph : 0.0,
+               r[2].ok ? r[2].graph : 0.0, r[2].ok ? r[0].graph / r[2].graph : 0.0);
+    }
+  printf("# decode sweep summary (graph us; ratio = cuBLASLt / WMMA)\n");
+  for (int i = 0; i < nsum; i++) printf("#   %s\n", sum[i]);
+  return fails;
+}
+
 /* AUTOTUNE on a few cases: the plan's description lists what was timed. */
 static int suite_autotune(gko_handle_t h, cudaStream_t s) {
   int fails = 0;
@@ -534,6 +572,7 @@ static int run_suite(gko_handle_t h, cudaStream_t s, const char *which) {
   if (all || !strcmp(which, "square")) fails += suite_square(h, s), any = 1;
   if (all || !strcmp(which, "decode")) fails += suite_decode(h, s), any = 1;
   if (all || !strcmp(which, "autotune")) fails += suite_autotune(h, s), any = 1;
+  if (!strcmp(which, "decode-sweep")) fails += suite_decode_sweep(h, s), any = 1;
   fprintf(stderr, "\r%40s\r", "");
   if (!any) {
     fprintf(stderr, "gko-bench gemm: unknown suite %s\n", which);
