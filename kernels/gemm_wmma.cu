@@ -1215,19 +1215,23 @@ extern "C" size_t gk_wmma_partials_bytes(const gk_wmma_problem *p, const gk_wmma
   return (size_t)p->batch * (size_t)splits * (size_t)s.ns * (size_t)s.nb * sizeof(float);
 }
 
+extern "C" int gk_wmma_decode_layout_ok(const gk_wmma_problem *p) {
+  const SkinnyMap s = skinny_map(p);
+  /* k contiguous in W and X, 16-byte vectors along k in every line and
+   * batch (the pointers are checked at execute) */
+  if (!s.wk || s.sxp != 1) return 0;
+  return !(s.swj % 8 || (s.ns > 1 && s.sxi % 8) || (p->batch > 1 && (s.bw % 8 || s.bx % 8)));
+}
+
 extern "C" gko_status_t gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_config *cfg,
                                               int cc, int sms) {
   cfg->decode = 0;
   cfg->dpdl_ok = 0;
   cfg->dsplits = 1;
   cfg->dkchunk = p->k;
-  if (cfg->kind != GK_WMMA_SKINNY || cc < 80 || p->k <= 0) return GKO_STATUS_SUCCESS;
-  const SkinnyMap s = skinny_map(p);
-  if (!s.wk || s.sxp != 1) return GKO_STATUS_SUCCESS;
-  /* 16-byte vectors along k in every line and batch (the pointers are
-   * checked at execute) */
-  if (s.swj % 8 || (s.ns > 1 && s.sxi % 8) || (p->batch > 1 && (s.bw % 8 || s.bx % 8)))
+  if (cfg->kind != GK_WMMA_SKINNY || cc < 80 || p->k <= 0 || !gk_wmma_decode_layout_ok(p))
     return GKO_STATUS_SUCCESS;
+  const SkinnyMap s = skinny_map(p);
   const int dt = p->ab_dtype == GKO_DTYPE_BF16;
   const void *fn = (const void *)kDecode[dt][s.ns > 8];
   /* the ring and the reduction buffer must fit a block's shared memory

@@ -453,11 +453,12 @@ static gko_status_t gk_gemm_check_compute(gko_handle_t h, const gk_gemm_problem 
  * answers NOT_SUPPORTED passes to the next.  cuBLASLt first everywhere
  * today; gko's WMMA kernel serves what cuBLASLt rejects (zero heuristic
  * results, FUSION_REQUIRED with an epilogue cuBLASLt cannot fuse such as
- * GELU-erf, a misaligned bias or a column-major bias).  The two switches
- * below put WMMA first where it is expected to win; they stay off until the
- * H200 measurement of docs/gemm.md ("AUTO rules: to be decided by
- * measurement") says so. */
-static const int kAutoWmmaSkinny = 0;  /* min(m, n) <= 16, 16-bit inputs (decode) */
+ * GELU-erf, a misaligned bias or a column-major bias).  WMMA goes first
+ * where a backend's measured rule says it wins (auto_first: the decode
+ * kernel with static weights, gemm_wmma.c) and, if switched on, for
+ * GELU-erf epilogues; docs/gemm.md ("AUTO's rules") has the measurements.
+ * The GELU-erf switch stays off: the fused WMMA kernel loses to cuBLASLt
+ * plus gko's pass at BERT FFN1 (H200). */
 static const int kAutoWmmaGeluErf = 0; /* GELU-erf epilogues, 16-bit inputs */
 
 static int gk_gemm_auto_order(gko_handle_t h, const gk_gemm_problem *p,
@@ -467,9 +468,8 @@ static int gk_gemm_auto_order(gko_handle_t h, const gk_gemm_problem *p,
     list[0] = &gk_gemm_cublaslt_backend;
     return 1;
   }
-  const int skinny = p->m <= 16 || p->n <= 16;
   const int erf = (p->epilogue >> 1) == 2;
-  if ((kAutoWmmaSkinny && skinny) || (kAutoWmmaGeluErf && erf)) {
+  if (gk_gemm_wmma_backend.auto_first(h, p) || (kAutoWmmaGeluErf && erf)) {
     list[0] = &gk_gemm_wmma_backend;
     list[1] = &gk_gemm_cublaslt_backend;
   } else {
@@ -765,6 +765,11 @@ static gko_status_t gk_gemm_plan_build(gko_handle_t h, const gk_gemm_problem *p,
   s = GKO_STATUS_NOT_SUPPORTED;
   for (int i = 0; i < nb; i++) {
     s = gk_plan_one(h, p, list[i], 0, out);
+    if (s == GKO_STATUS_SUCCESS && p->backend == GKO_GEMM_BACKEND_AUTO && i == 0 && nb > 1 &&
+        list[0] == &gk_gemm_wmma_backend)
+      gk_why_append(*out, "AUTO: WMMA before cuBLASLt (its rule: the decode kernel with the "
+                          "weights promised static, min(m, n) <= 8, >= 4096 weight rows, "
+                          "k >= 4096, sm_90+; measured faster on the H200, docs/gemm.md); ");
     if (s != GKO_STATUS_NOT_SUPPORTED) return s;
     if (nb > 1) {
       size_t u = strlen(details);

@@ -1040,4 +1040,4 @@ static gko_status_t lt_execute(gko_gemm_plan_t plan, const gk_gemm_args *x) {
 }
 
 const gk_gemm_backend gk_gemm_cublaslt_backend = {GKO_GEMM_BACKEND_CUBLASLT, "cuBLASLt",
-                                                  lt_plan, lt_execute, lt_destroy};
+                                                  lt_plan, lt_execute, lt_destroy, NULL};

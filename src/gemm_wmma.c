@@ -59,6 +59,30 @@ static int64_t skinny_chunk(int64_t k, int bk, int *splits) {
   return chunk;
 }
 
+/* The kernel's problem: the lt view (column-major) of the resolved one. */
+static void wmma_problem_of(const gk_gemm_problem *p, gk_wmma_problem *wp) {
+  wp->ab_dtype = p->ab_dtype;
+  wp->cd_dtype = p->cd_dtype;
+  wp->opa = p->opa_l;
+  wp->opb = p->opb_l;
+  wp->act = p->epilogue >> 1;
+  wp->has_bias = p->epilogue & 1;
+  wp->bias_on_rows = p->bias_on_rows;
+  wp->m = p->ml;
+  wp->n = p->nl;
+  wp->k = p->k;
+  wp->batch = p->batch;
+  wp->lda = p->lda_l;
+  wp->ldb = p->ldb_l;
+  wp->ldc = p->ldc;
+  wp->ldd = p->ldd;
+  wp->stride_a = p->stride_a_l;
+  wp->stride_b = p->stride_b_l;
+  wp->stride_c = p->stride_c;
+  wp->stride_d = p->stride_d;
+  wp->stride_bias = p->stride_bias;
+}
+
 static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
   const gk_gemm_problem *p = &plan->p;
   gko_handle_t h = plan->handle;
@@ -84,26 +108,7 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
   wmma_state *st = calloc(1, sizeof *st);
   if (!st) return gk_fail(GKO_STATUS_ALLOC_FAILED, "host allocation of the WMMA plan failed");
   gk_wmma_problem *wp = &st->wp;
-  wp->ab_dtype = p->ab_dtype;
-  wp->cd_dtype = p->cd_dtype;
-  wp->opa = p->opa_l;
-  wp->opb = p->opb_l;
-  wp->act = p->epilogue >> 1;
-  wp->has_bias = p->epilogue & 1;
-  wp->bias_on_rows = p->bias_on_rows;
-  wp->m = p->ml;
-  wp->n = p->nl;
-  wp->k = p->k;
-  wp->batch = p->batch;
-  wp->lda = p->lda_l;
-  wp->ldb = p->ldb_l;
-  wp->ldc = p->ldc;
-  wp->ldd = p->ldd;
-  wp->stride_a = p->stride_a_l;
-  wp->stride_b = p->stride_b_l;
-  wp->stride_c = p->stride_c;
-  wp->stride_d = p->stride_d;
-  wp->stride_bias = p->stride_bias;
+  wmma_problem_of(p, wp);
 
   gk_wmma_config *cfg = &st->cfg;
   /* GKO_GEMM_ATTR_INVARIANT: the tiled kernel whatever the shape, so that
@@ -304,5 +309,25 @@ static void wmma_destroy(gko_gemm_plan_t plan) {
   plan->state = NULL;
 }
 
+/* AUTO's measured rule (docs/gemm.md "AUTO's rules"): the DECODE kernel
+ * with W promised static (GKO_GEMM_ATTR_STATIC_OPERANDS) on sm_90+, where
+ * consecutive calls overlap through programmatic dependent launch, at
+ * min(m, n) <= 8 against at least 4096 rows of W and k >= 4096: 1.00-1.32x
+ * cuBLASLt's speed on the H200 (f16, 2026-11-30; 1.00-1.01x only at m = 8
+ * with 11008-14336 rows).  Without the promise the two are within 4 %
+ * either way there, and cuBLASLt stays first. */
+static int wmma_auto_first(gko_handle_t h, const gk_gemm_problem *p) {
+  if (h->cc < 90 || p->invariant > 0 || p->k < 4096) return 0;
+  if (p->ab_dtype != GKO_DTYPE_F16 && p->ab_dtype != GKO_DTYPE_BF16) return 0;
+  gk_wmma_problem wp;
+  wmma_problem_of(p, &wp);
+  const int small_n = gk_wmma_small_n(&wp);
+  const int64_t ns = small_n ? wp.n : wp.m, rows = small_n ? wp.m : wp.n;
+  if (ns > 8 || rows < 4096) return 0;
+  const int w_is_b = small_n == p->swap;
+  if (!(p->static_ops & (w_is_b ? GKO_GEMM_STATIC_B : GKO_GEMM_STATIC_A))) return 0;
+  return gk_wmma_decode_layout_ok(&wp);
+}
+
 const gk_gemm_backend gk_gemm_wmma_backend = {GKO_GEMM_BACKEND_WMMA, "WMMA", wmma_plan,
-                                              wmma_execute, wmma_destroy};
+                                              wmma_execute, wmma_destroy, wmma_auto_first};

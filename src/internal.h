@@ -123,6 +123,9 @@ typedef struct gk_gemm_backend {
   gko_status_t (*plan)(gko_gemm_plan_t plan);
   gko_status_t (*execute)(gko_gemm_plan_t plan, const gk_gemm_args *args);
   void (*destroy)(gko_gemm_plan_t plan);
+  /* AUTO: nonzero where this backend is measured to beat the other on p
+   * (it is then tried first; docs/gemm.md "AUTO's rules"); NULL: never */
+  int (*auto_first)(gko_handle_t h, const gk_gemm_problem *p);
 } gk_gemm_backend;
 
 extern const gk_gemm_backend gk_gemm_cublaslt_backend;
@@ -221,6 +224,10 @@ typedef struct gk_wmma_config {
 static inline int gk_wmma_small_n(const gk_wmma_problem *p) {
   return p->n <= 16 && (p->m > 16 || p->m >= p->n);
 }
+/* Nonzero when a SKINNY problem's layout suits the DECODE kernel: k
+ * contiguous in both operands, leading dimensions and batch strides
+ * multiples of 8 elements.  No CUDA call. */
+int gk_wmma_decode_layout_ok(const gk_wmma_problem *p);
 /* SKINNY plans: fills cfg->decode, dsplits, dkw, dper, dkchunk, dblocks_per_sm
  * for a device of `sms` SMs (decode = 0 where the DECODE kernel does not
  * apply or does not fit).  Sets the kernel's dynamic shared-memory limit.

@@ -56,6 +56,7 @@ typedef struct {
   int backend;                       /* gko_gemm_backend_t */
   int autotune;
   int64_t max_workspace;             /* 0: default (-1, none) */
+  int static_ops;                    /* GKO_GEMM_ATTR_STATIC_OPERANDS */
 } gcase;
 
 /* The backend every GPU case of this process uses (Criterion runs each test
@@ -172,6 +173,7 @@ static gko_gemm_desc_t make_desc(const gcase *c) {
   T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_BACKEND, c->backend));
   T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_AUTOTUNE, c->autotune));
   if (c->max_workspace) T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_MAX_WORKSPACE, c->max_workspace));
+  if (c->static_ops) T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_STATIC_OPERANDS, c->static_ops));
   return d;
 }
 
@@ -1909,6 +1911,64 @@ Test(gemm, auto_takes_wmma_where_cublaslt_cannot) {
   T_FAILS(GKO_STATUS_NOT_SUPPORTED, gko_gemm_plan_create(h, d, &p));
   cr_expect(strstr(gko_last_error_detail(), "GELU-erf") != NULL, "%s", gko_last_error_detail());
   gko_gemm_desc_destroy(d);
+  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
+  ws_free(&w);
+  gko_destroy(h);
+}
+
+/* AUTO's measured decode rule (docs/gemm.md): with the weights promised
+ * static, min(m, n) <= 8 against >= 4096 weight rows and k >= 4096 (k
+ * contiguous in both operands) runs gko's decode kernel on sm_90+; without
+ * the promise, with it on the other operand, or outside those sizes,
+ * cuBLASLt.  Each plan is also run against the reference. */
+Test(gemm, auto_takes_the_decode_kernel_for_static_weights, .timeout = 600) {
+  T_REQUIRE_GPU();
+  uint64_t seed = t_seed();
+  gko_handle_t h = t_handle();
+  const int cc = t_cc();
+  wsbuf w = {0};
+  int bad = 0;
+  const struct {
+    int64_t m, n, k;
+    int static_ops, wmma;
+  } cs[] = {
+      /* x W^T: W is B (row-major, transb) */
+      {3, 4096, 4096, GKO_GEMM_STATIC_B, 1},
+      {8, 4104, 4096, GKO_GEMM_STATIC_AB, 1},
+      {1, 4096, 4128, GKO_GEMM_STATIC_B, 1},
+      {3, 4096, 4096, GKO_GEMM_STATIC_A, 0},
+      {3, 4096, 4096, GKO_GEMM_STATIC_NONE, 0},
+      {9, 4096, 4096, GKO_GEMM_STATIC_B, 0},
+      {3, 4088, 4096, GKO_GEMM_STATIC_B, 0},
+      {3, 4096, 4088, GKO_GEMM_STATIC_B, 0},
+      /* W x^T: W is A (D is 4096 x n) */
+      {4096, 5, 4096, GKO_GEMM_STATIC_A, 1},
+      {4096, 5, 4096, GKO_GEMM_STATIC_B, 0},
+  };
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+    gcase c = gc_default(GKO_DTYPE_F16, GKO_DTYPE_F16, cs[i].m, cs[i].n, cs[i].k);
+    c.tb = 1;
+    c.epilogue = GKO_EPILOGUE_BIAS;
+    c.static_ops = cs[i].static_ops;
+    c.sample_rows = 3;
+    gko_gemm_desc_t d = make_desc(&c);
+    gko_gemm_plan_t p;
+    T_OK(gko_gemm_plan_create(h, d, &p));
+    gko_gemm_backend_t be = GKO_GEMM_BACKEND_AUTO;
+    T_OK(gko_gemm_plan_backend(p, &be));
+    char why[2048];
+    T_OK(gko_gemm_plan_describe(p, why, sizeof why, NULL));
+    const int want = cs[i].wmma && cc >= 90;
+    cr_expect_eq(be, want ? GKO_GEMM_BACKEND_WMMA : GKO_GEMM_BACKEND_CUBLASLT,
+                 "%lld x %lld x %lld static %d: %s", (long long)cs[i].m, (long long)cs[i].n,
+                 (long long)cs[i].k, cs[i].static_ops, why);
+    if (want)
+      cr_expect(strstr(why, "decode kernel") && strstr(why, "AUTO: WMMA before cuBLASLt"),
+                "%s", why);
+    gko_gemm_plan_destroy(p);
+    gko_gemm_desc_destroy(d);
+    bad += run_case(h, &c, NULL, &w);
+  }
   cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
   ws_free(&w);
   gko_destroy(h);
