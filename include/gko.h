@@ -333,9 +333,12 @@ typedef enum gko_epilogue_e {
 
 /* Which implementation runs the product. */
 typedef enum gko_gemm_backend_e {
-  /* the plan chooses: cuBLASLt, and WMMA where cuBLASLt has no algorithm
-   * (docs/gemm.md lists the rules); with GKO_GEMM_ATTR_AUTOTUNE the faster
-   * of both, timed */
+  /* the plan chooses: cuBLASLt, and WMMA where cuBLASLt has no algorithm,
+   * or first where gko's decode kernel was measured faster (on sm_90+: the
+   * weights promised static by GKO_GEMM_ATTR_STATIC_OPERANDS, min(m, n) <=
+   * 8, at least 4096 weight rows, k >= 4096, k contiguous in both
+   * operands); docs/gemm.md lists the rules.  With GKO_GEMM_ATTR_AUTOTUNE
+   * the faster of both, timed */
   GKO_GEMM_BACKEND_AUTO = 0,
   /* cuBLASLt Tensor-Core (or SIMT) kernels; m, n, k and INVARIANT's R at
    * most 2^30 (NOT_SUPPORTED above: cuBLASLt's heuristic faulted on such
@@ -487,7 +490,7 @@ typedef enum gko_gemm_attr_e {
    * promise gives undefined results (stale weights may be read).
    * What it does (docs/gemm.md): on sm_90 and newer, gko's decode kernel
    * (the WMMA backend's kernel for min(m, n) <= 16 with k contiguous in
-   * both operands; AUTO normally keeps cuBLASLt for such shapes, so ask
+   * both operands; AUTO takes it where GKO_GEMM_BACKEND_AUTO says, else ask
    * for BACKEND = WMMA) is launched with programmatic dependent launch (CUDA Programming Guide,
    * "Programmatic Dependent Launch and Synchronization") when the operand
    * it streams (the weights, the larger one) is promised static: it may
