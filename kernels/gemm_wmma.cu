@@ -1002,9 +1002,12 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
  * registers and so one block per SM; the plan's occupancy query sees it
  * and gives each tile fewer warps.  On the H200 that was 8-13 % faster at
  * m = 12 and 16 than two blocks per SM with rows 8..15 read inside the MMA
- * loop (docs/gemm.md). */
-template <typename T, bool TWO>
-__global__ void __launch_bounds__(kThreads, TWO ? 1 : 2) wmma_decode(SkinnyParams P) {
+ * loop (docs/gemm.md).  The same ns > 8 code capped at 128 registers
+ * (MINB = 2: two blocks per SM; on sm_90 ptxas spills 32 bytes, outside
+ * the main loop) serves tall W, where one block per SM would leave each
+ * tile a single warp (gk_wmma_decode_config). */
+template <typename T, bool TWO, int MINB>
+__global__ void __launch_bounds__(kThreads, MINB) wmma_decode(SkinnyParams P) {
   if constexpr (kSm80) decode_body<T, TWO>(P);
   else __trap();
 }
@@ -1034,10 +1037,11 @@ const skinny_fn kSkinny[2][2][2] = {
     {{wmma_skinny<__nv_bfloat16, 0, false>, wmma_skinny<__nv_bfloat16, 0, true>},
      {wmma_skinny<__nv_bfloat16, 1, false>, wmma_skinny<__nv_bfloat16, 1, true>}}};
 
-/* [dtype][ns > 8] */
-const skinny_fn kDecode[2][2] = {{wmma_decode<__half, false>, wmma_decode<__half, true>},
-                                 {wmma_decode<__nv_bfloat16, false>,
-                                  wmma_decode<__nv_bfloat16, true>}};
+/* [dtype][variant: 0 ns <= 8; 1 ns > 8, one block per SM; 2 ns > 8, two] */
+const skinny_fn kDecode[2][3] = {
+    {wmma_decode<__half, false, 2>, wmma_decode<__half, true, 1>, wmma_decode<__half, true, 2>},
+    {wmma_decode<__nv_bfloat16, false, 2>, wmma_decode<__nv_bfloat16, true, 1>,
+     wmma_decode<__nv_bfloat16, true, 2>}};
 
 size_t skinny_smem(int wk, int bnw, int stages) {
   const int bk = kSkinnyTile / bnw;
@@ -1233,7 +1237,8 @@ extern "C" gko_status_t gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_
     return GKO_STATUS_SUCCESS;
   const SkinnyMap s = skinny_map(p);
   const int dt = p->ab_dtype == GKO_DTYPE_BF16;
-  const void *fn = (const void *)kDecode[dt][s.ns > 8];
+  int var = s.ns > 8;
+  const void *fn = (const void *)kDecode[dt][var];
   /* the ring and the reduction buffer must fit a block's shared memory
    * (not on sm_86 / sm_89, 99 KB: the SKINNY configuration stays); checked
    * first, so that every CUDA call below that fails is a real error */
@@ -1253,6 +1258,32 @@ extern "C" gko_status_t gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_
     return gk_cuda_fail(e, "cudaOccupancyMaxActiveBlocksPerMultiprocessor (WMMA decode kernel)");
   if (occ <= 0) return GKO_STATUS_SUCCESS; /* does not fit: SKINNY stays */
   if (sms < 1) sms = 1;
+  const int64_t tiles = (s.nb + kDecodeRows - 1) / kDecodeRows * p->batch;
+  /* ns > 8 with more than half as many tiles as warp slots (each tile
+   * would get one warp): the variant with two blocks per SM, if it has
+   * them.  H200, graph us, one block -> two: 16 x 11008 34.0 -> 29.6,
+   * 16 x 14336 39.0 -> 36.7; at 4096 rows and below two blocks were slower
+   * (16 x 4096 14.0 -> 15.7, 16 x 2048 9.2 -> 12.6), and 8192 rows even
+   * (23.6 -> 23.7), so they keep one (docs/performance.md). */
+  if (var == 1 && 2 * tiles > (int64_t)occ * sms * kDecodeWarps) {
+    const void *fn2 = (const void *)kDecode[dt][2];
+    cudaFuncAttributes fa2;
+    int occ2 = 0;
+    e = cudaFuncGetAttributes(&fa2, fn2);
+    if (e == cudaSuccess && fa2.sharedSizeBytes + kDecodeSmem <= (size_t)optin) {
+      e = cudaFuncSetAttribute(fn2, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               (int)kDecodeSmem);
+      if (e == cudaSuccess)
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ2, fn2, kThreads, kDecodeSmem);
+    }
+    if (e != cudaSuccess) return gk_cuda_fail(e, "WMMA decode kernel (two blocks per SM)");
+    if (occ2 > occ) {
+      var = 2;
+      fn = fn2;
+      fa = fa2;
+      occ = occ2;
+    }
+  }
   /* Warps per 16-row tile (kw, taking its k spans in turn): the most, up
    * to 8, with which all the tiles' warps are resident at once (one wave:
    * every warp streams the same amount at the same rate, no tail); when
@@ -1261,7 +1292,6 @@ extern "C" gko_status_t gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_
    * at least 8 spans long).  Rounding the split count up instead left a
    * second, partial wave: 384 blocks for 264 places at 1 x 2048, 1.5x
    * the time of cuBLASLt. */
-  const int64_t tiles = (s.nb + kDecodeRows - 1) / kDecodeRows * p->batch;
   const int64_t slots = (int64_t)occ * sms * kDecodeWarps;
   int kw = kDecodeWarps;
   while (kw > 1 && tiles * kw > slots) kw /= 2;
@@ -1292,6 +1322,7 @@ extern "C" gko_status_t gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_
    * (GKO_ARCHS below 90, the PTX compiled for this GPU at load time) must
    * not be launched with programmatic stream serialization */
   cfg->dpdl_ok = cc >= 90 && fa.ptxVersion >= 90;
+  cfg->dvar = var;
   cfg->dkw = kw;
   cfg->dper = per;
   cfg->dkchunk = chunk;
@@ -1392,7 +1423,7 @@ extern "C" gko_status_t gk_wmma_launch(const gk_wmma_problem *p, const gk_wmma_c
       lc.attrs = at;
       lc.numAttrs = 1;
     }
-    e = cudaLaunchKernelExC(&lc, (const void *)kDecode[dt][s.ns > 8], args);
+    e = cudaLaunchKernelExC(&lc, (const void *)kDecode[dt][cfg->dvar], args);
     if (e != cudaSuccess) return gk_cuda_fail(e, "WMMA decode kernel launch");
   } else {
     int64_t gx = P.tiles * P.splits;

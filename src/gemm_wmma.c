@@ -248,6 +248,9 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
                "order; ",
                (long long)(wp->m < wp->n ? wp->m : wp->n), (long long)rows, (long long)wp->k,
                wname, tn, cfg->dkw);
+      if (cfg->dvar == 2)
+        why_addf(plan, "min(m, n) > 8 kernel capped at 128 registers (two blocks per SM: "
+                       "tall W); ");
       if (cfg->dsplits > 1)
         why_addf(plan,
                  "split-K: k split %d ways (%lld each), f32 partials summed in split order by "

@@ -212,6 +212,8 @@ typedef struct gk_wmma_config {
   int dsplits;       /* DECODE: k splits */
   int dkw;           /* DECODE: warps per 16-row tile (1, 2, 4 or 8) */
   int dper;          /* DECODE: 16-row tiles per block (dper * dkw <= 8) */
+  int dvar;          /* DECODE: kernel variant (0: min(m, n) <= 8; 1: > 8, one block
+                        per SM; 2: > 8 capped at 128 registers, two per SM) */
   int64_t dkchunk;   /* DECODE: k per split, a multiple of 128 */
   int dblocks_per_sm;
   int dpdl_ok;       /* DECODE: the kernel that runs was compiled for sm_90+

@@ -1615,8 +1615,9 @@ Test(gemm_wmma, skinny_m1_to_16_against_float64, .timeout = 900) {
  * plan names it; decode shapes, k with a tail in the last 8 (vectors read
  * partly past k must not be), padded ld, rows not a multiple of 16, k split
  * (few rows), batches, m = 1, 8 and 9 (one or two mma column tiles), many
- * rows (2 and 1 warps per 16-row tile), and an ld that is not a multiple of
- * 8 (the skinny kernel then). */
+ * rows (2 and 1 warps per 16-row tile; at m > 8 the variant with two blocks
+ * per SM where it fits), and an ld that is not a multiple of 8 (the skinny
+ * kernel then). */
 Test(gemm_wmma, decode_kernel_against_float64, .timeout = 600) {
   T_REQUIRE_GPU();
   uint64_t seed = t_seed();
@@ -1633,7 +1634,7 @@ Test(gemm_wmma, decode_kernel_against_float64, .timeout = 600) {
             {9, 40, 8192, 0, 1, 0, 5, 1},     {8, 1000, 1027, 5, 2, 1, 3, 1},
             {3, 2100, 3000, 8, 1, 0, 7, 1},   {16, 300, 4096 + 5, 3, 1, 1, 6, 1},
             {5, 1000, 1000, 1, 1, 0, 1, 0},   {1, 11008, 640, 0, 1, 0, 2, 1},
-            {12, 20000, 136, 8, 1, 1, 3, 1}};
+            {12, 20000, 136, 8, 1, 1, 3, 1},  {16, 3000, 520, 8, 4, 0, 1, 1}};
   int bad = 0;
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
     const gko_dtype_t ab = cs[i].ab ? GKO_DTYPE_BF16 : GKO_DTYPE_F16;
