@@ -768,8 +768,8 @@ static gko_status_t gk_gemm_plan_build(gko_handle_t h, const gk_gemm_problem *p,
     if (s == GKO_STATUS_SUCCESS && p->backend == GKO_GEMM_BACKEND_AUTO && i == 0 && nb > 1 &&
         list[0] == &gk_gemm_wmma_backend)
       gk_why_append(*out, "AUTO: WMMA before cuBLASLt (its rule: the decode kernel with the "
-                          "weights promised static, min(m, n) <= 8, >= 4096 weight rows, "
-                          "k >= 4096, sm_90+; measured faster on the H200, docs/gemm.md); ");
+                          "weights promised static, min(m, n) <= 8, 4096 <= weight rows <= k, "
+                          "sm_90+; measured faster on the H200, docs/gemm.md); ");
     if (s != GKO_STATUS_NOT_SUPPORTED) return s;
     if (nb > 1) {
       size_t u = strlen(details);

@@ -315,10 +315,12 @@ static void wmma_destroy(gko_gemm_plan_t plan) {
 /* AUTO's measured rule (docs/gemm.md "AUTO's rules"): the DECODE kernel
  * with W promised static (GKO_GEMM_ATTR_STATIC_OPERANDS) on sm_90+, where
  * consecutive calls overlap through programmatic dependent launch, at
- * min(m, n) <= 8 against at least 4096 rows of W and k >= 4096: 1.00-1.32x
- * cuBLASLt's speed on the H200 (f16, 2026-11-30; 1.00-1.01x only at m = 8
- * with 11008-14336 rows).  Without the promise the two are within 4 %
- * either way there, and cuBLASLt stays first. */
+ * min(m, n) <= 8 against W of at least 4096 rows and no more rows than
+ * columns (k): on the H200 (f16, 2026-11-30) 1.11-1.32x cuBLASLt's speed in
+ * chains of calls at 4096 x 4096, 4096 x 11008 and 4096 x 14336, and
+ * 1.01-1.11x from plain launches or after another kernel.  Taller W
+ * (8192-14336 rows, k = 4096) gained in chains (1.00-1.11x) but lost from
+ * plain launches (0.93-0.98x), so it stays with cuBLASLt. */
 static int wmma_auto_first(gko_handle_t h, const gk_gemm_problem *p) {
   if (h->cc < 90 || p->invariant > 0 || p->k < 4096) return 0;
   if (p->ab_dtype != GKO_DTYPE_F16 && p->ab_dtype != GKO_DTYPE_BF16) return 0;
@@ -326,7 +328,7 @@ static int wmma_auto_first(gko_handle_t h, const gk_gemm_problem *p) {
   wmma_problem_of(p, &wp);
   const int small_n = gk_wmma_small_n(&wp);
   const int64_t ns = small_n ? wp.n : wp.m, rows = small_n ? wp.m : wp.n;
-  if (ns > 8 || rows < 4096) return 0;
+  if (ns > 8 || rows < 4096 || rows > p->k) return 0;
   const int w_is_b = small_n == p->swap;
   if (!(p->static_ops & (w_is_b ? GKO_GEMM_STATIC_B : GKO_GEMM_STATIC_A))) return 0;
   return gk_wmma_decode_layout_ok(&wp);

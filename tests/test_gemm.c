@@ -1918,10 +1918,10 @@ Test(gemm, auto_takes_wmma_where_cublaslt_cannot) {
 }
 
 /* AUTO's measured decode rule (docs/gemm.md): with the weights promised
- * static, min(m, n) <= 8 against >= 4096 weight rows and k >= 4096 (k
- * contiguous in both operands) runs gko's decode kernel on sm_90+; without
- * the promise, with it on the other operand, or outside those sizes,
- * cuBLASLt.  Each plan is also run against the reference. */
+ * static, min(m, n) <= 8 against W of >= 4096 rows and no more rows than k
+ * (k contiguous in both operands) runs gko's decode kernel on sm_90+;
+ * without the promise, with it on the other operand, or outside those
+ * sizes, cuBLASLt.  Each plan is also run against the reference. */
 Test(gemm, auto_takes_the_decode_kernel_for_static_weights, .timeout = 600) {
   T_REQUIRE_GPU();
   uint64_t seed = t_seed();
@@ -1935,13 +1935,14 @@ Test(gemm, auto_takes_the_decode_kernel_for_static_weights, .timeout = 600) {
   } cs[] = {
       /* x W^T: W is B (row-major, transb) */
       {3, 4096, 4096, GKO_GEMM_STATIC_B, 1},
-      {8, 4104, 4096, GKO_GEMM_STATIC_AB, 1},
-      {1, 4096, 4128, GKO_GEMM_STATIC_B, 1},
+      {8, 4096, 4104, GKO_GEMM_STATIC_AB, 1},
+      {2, 4096, 11008, GKO_GEMM_STATIC_B, 1},
       {3, 4096, 4096, GKO_GEMM_STATIC_A, 0},
       {3, 4096, 4096, GKO_GEMM_STATIC_NONE, 0},
       {9, 4096, 4096, GKO_GEMM_STATIC_B, 0},
       {3, 4088, 4096, GKO_GEMM_STATIC_B, 0},
       {3, 4096, 4088, GKO_GEMM_STATIC_B, 0},
+      {1, 8192, 4096, GKO_GEMM_STATIC_B, 0},
       /* W x^T: W is A (D is 4096 x n) */
       {4096, 5, 4096, GKO_GEMM_STATIC_A, 1},
       {4096, 5, 4096, GKO_GEMM_STATIC_B, 0},
