@@ -4,7 +4,7 @@
  *       [--out f32] [--epilogue none|bias|relu|bias-relu|gelu|bias-gelu|
  *        gelu-tanh|bias-gelu-tanh] [--transa] [--transb] [--batch B]
  *       [--pad auto|never|always] [--fusion auto|required|never]
- *       [--backend auto|cublaslt|wmma] [--autotune] [--rotate] [--static]
+ *       [--backend auto|cublaslt|wmma] [--autotune] [--rotate] [--static] [--interleave]
  *   gko-bench gemm --suite all|shapes|k1027|ffn1|square|decode|autotune|decode-sweep
  *
  * Each case: a plan, then
@@ -27,6 +27,9 @@
  * --static promises A and B static (GKO_GEMM_ATTR_STATIC_OPERANDS): the
  * decode kernel's calls then overlap each other's start and end, and
  * device_us and graph_us are the time per call of such a chain.
+ * --interleave runs a 4096-element f16 GELU (gko_gelu_forward, an ordinary
+ * kernel) before each call, as between a model's GEMMs: the times then
+ * include it, and no call follows another GEMM directly.
  * A plan the backend cannot make is reported as "not supported" (a failure
  * only when the case expects it to work). */
 #include "bench.h"
@@ -40,6 +43,8 @@ typedef struct {
   size_t ws_bytes;
   void *brot[kMaxRot]; /* copies of B (--rotate); brot[0] == b */
   int nrot, cur;
+  gko_handle_t h;
+  void *gx; /* --interleave: a GELU on these 4096 f16 elements before each call */
 } gemm_ctx;
 
 static void run_gemm(void *p, cudaStream_t s) {
@@ -49,6 +54,7 @@ static void run_gemm(void *p, cudaStream_t s) {
     b = c->brot[c->cur];
     c->cur = (c->cur + 1) % c->nrot;
   }
+  if (c->gx) GK(gko_gelu_forward(c->h, GKO_GELU_ERF, GKO_DTYPE_F16, 4096, c->gx, c->gx, s));
   GK(gko_gemm_execute(c->plan, 1.0f, c->a, b, 0.0f, NULL, c->d, c->bias, c->ws, c->ws_bytes, s));
 }
 
@@ -62,6 +68,7 @@ typedef struct {
   gko_dtype_t ab, cd;
   int tf32, epilogue, ta, tb, pad, fusion, backend, autotune, rotate, static_ops;
   int ref_rows;     /* rows checked against the reference (0: all when m <= 16, else 16 or 4) */
+  int interleave;   /* a 4096-element GELU before each call (a kernel between GEMMs) */
   const char *name; /* shape label */
 } gemm_case;
 
@@ -175,9 +182,9 @@ static void print_row(const gemm_case *g, const gemm_result *r) {
   }
   char shape[80], req[40];
   shape_name(g, shape, sizeof shape);
-  snprintf(req, sizeof req, "%s%s%s%s%s", kBackendNames[g->backend], g->pad ? "/pad-" : "",
+  snprintf(req, sizeof req, "%s%s%s%s%s%s", kBackendNames[g->backend], g->pad ? "/pad-" : "",
            g->pad ? kPadNames[g->pad] : "", g->autotune ? "/tune" : "",
-           g->static_ops ? "/static" : "");
+           g->static_ops ? "/static" : "", g->interleave ? "/gelu" : "");
   if (!r->ok) {
     printf("%-6s %-30s %-5s %-14s %-8s not supported: %s\n", "gemm", shape, dt_name(g),
            kEpNames[g->epilogue], req, r->why);
@@ -231,6 +238,11 @@ static int bench_one(gko_handle_t h, cudaStream_t s, const gemm_case *g, gemm_re
            r->why, strstr(r->why, "padded operands") ? "+pad" : "",
            strstr(r->why, "gko's pass") ? "+gko-epilogue" : "",
            strstr(r->why, "split-K") ? "+splitK" : "");
+  c.h = h;
+  if (g->interleave) {
+    CK(cudaMalloc(&c.gx, 4096 * 2));
+    CK(cudaMemset(c.gx, 0, 4096 * 2));
+  }
   CK(cudaMalloc(&c.a, na * esab));
   CK(cudaMalloc(&c.b, nb * esab));
   CK(cudaMalloc(&c.d, nd * escd));
@@ -301,6 +313,7 @@ static int bench_one(gko_handle_t h, cudaStream_t s, const gemm_case *g, gemm_re
   cudaFree(c.b);
   cudaFree(c.d);
   cudaFree(c.bias);
+  if (c.gx) cudaFree(c.gx);
   if (c.ws) cudaFree(c.ws);
   gko_gemm_plan_destroy(c.plan);
   if (!(r->err <= tol)) {
@@ -596,6 +609,7 @@ int bench_gemm_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv) {
     else if (!strcmp(a, "--autotune")) g.autotune = 1;
     else if (!strcmp(a, "--rotate")) g.rotate = 1;
     else if (!strcmp(a, "--static")) g.static_ops = GKO_GEMM_STATIC_AB;
+    else if (!strcmp(a, "--interleave")) g.interleave = 1;
     else if (!strcmp(a, "--out") && !strcmp(v, "f32")) {
       out32 = 1;
       i++;
