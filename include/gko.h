@@ -336,8 +336,8 @@ typedef enum gko_gemm_backend_e {
   /* the plan chooses: cuBLASLt, and WMMA where cuBLASLt has no algorithm,
    * or first where gko's decode kernel was measured faster (on sm_90+: the
    * weights promised static by GKO_GEMM_ATTR_STATIC_OPERANDS, min(m, n) <=
-   * 8, at least 4096 weight rows, k >= 4096, k contiguous in both
-   * operands); docs/gemm.md lists the rules.  With GKO_GEMM_ATTR_AUTOTUNE
+   * 8, 4096 <= weight rows <= k, k contiguous in both operands);
+   * docs/gemm.md lists the rules.  With GKO_GEMM_ATTR_AUTOTUNE
    * the faster of both, timed */
   GKO_GEMM_BACKEND_AUTO = 0,
   /* cuBLASLt Tensor-Core (or SIMT) kernels; m, n, k and INVARIANT's R at
