@@ -16,6 +16,10 @@
  *                             norm of R (the error follows the products'
  *                             size, not that of a cancelled sum)
  *   cuBLASLt's fused GELU-tanh + 2^-10 (f32 D) / 2^-8 (16-bit D)
+ * Where the terms summed before the activation (alpha * A B, beta * C, the
+ * bias) cancel, the norm of R also counts what cancelled (their squared
+ * sizes minus the sum's), times the activation's slope: D is rounded
+ * relative to the terms, not to their sum.
  * The norm of R is taken at least sqrt(count) times the smallest normal of
  * D's type, so outputs that are subnormal or flush to zero in D's type (the
  * far negative GELU tail in f16) do not read as large relative errors.
