@@ -316,11 +316,11 @@ static void wmma_destroy(gko_gemm_plan_t plan) {
  * with W promised static (GKO_GEMM_ATTR_STATIC_OPERANDS) on sm_90+, where
  * consecutive calls overlap through programmatic dependent launch, at
  * min(m, n) <= 8 against W of at least 4096 rows and no more rows than
- * columns (k): on the H200 (f16, 2026-11-30) 1.11-1.32x cuBLASLt's speed in
- * chains of calls at 4096 x 4096, 4096 x 11008 and 4096 x 14336, and
- * 1.01-1.11x from plain launches or after another kernel.  Taller W
- * (8192-14336 rows, k = 4096) gained in chains (1.00-1.11x) but lost from
- * plain launches (0.93-0.98x), so it stays with cuBLASLt. */
+ * columns (k): on the H200 (f16, 2026-11-30; 4096 x 4096, 5120 x 5120,
+ * 8192 x 8192, 4096 x 11008, 4096 x 14336) 1.02-1.32x cuBLASLt's speed in
+ * chains of calls, 1.01-1.11x from plain launches, 1.06-1.10x with another
+ * kernel between the calls.  Taller W (8192-14336 rows, k = 4096) gained in
+ * chains (1.00-1.11x) but lost otherwise (0.93-0.98x): cuBLASLt keeps it. */
 static int wmma_auto_first(gko_handle_t h, const gk_gemm_problem *p) {
   if (h->cc < 90 || p->invariant > 0 || p->k < 4096) return 0;
   if (p->ab_dtype != GKO_DTYPE_F16 && p->ab_dtype != GKO_DTYPE_BF16) return 0;
