@@ -95,6 +95,15 @@ __device__ __forceinline__ void cp_async16(void *smem, const void *gmem, int src
                "r"(src_bytes));
 #endif
 }
+/* the same with the hint to fetch the whole 128-byte L2 line around gmem
+ * (PTX ISA, cp.async's .L2::128B prefetch size) */
+__device__ __forceinline__ void cp_async16_l2line(void *smem, const void *gmem, int src_bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem),
+               "r"(src_bytes));
+#endif
+}
 __device__ __forceinline__ void cp_async_commit() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::);
@@ -744,8 +753,10 @@ __global__ void __launch_bounds__(kThreads) skinny_reduce(SkinnyParams P) {
 
 /* =============================== DECODE ===============================
  * The skinny case again (ns <= 16 rows of X against the nb x k weights W),
- * on sm_80+ when W and X both have k contiguous and 16-byte vectors (the
- * nn.Linear layout, y = x W^T).  Each warp feeds mma.sync m16n8k16 (PTX
+ * on sm_80+ when X has k contiguous and W either k (the nn.Linear layout,
+ * y = x W^T) or its rows (KN: y = x B, B stored [k, n]; the ring then
+ * holds k lines of 16 rows, read transposed by ldmatrix), with 16-byte
+ * vectors.  Each warp feeds mma.sync m16n8k16 (PTX
  * ISA, "Matrix fragments for mma.m16n8k16") with W as the A operand (16
  * rows) and X^T as B (8 columns; two MMAs when ns > 8), every operand piece
  * a 16-byte vector.  The trick that makes that possible: a dot product does
@@ -809,7 +820,24 @@ __device__ __forceinline__ void mma16816(float (&d)[4], uint32_t a0, uint32_t a1
 #endif
 }
 
-template <typename T, bool TWO>
+/* ldmatrix.x4.trans (sm_75+; PTX ISA "ldmatrix"): four 8 x 8 matrices of
+ * 16-bit elements, lanes 8 i .. 8 i + 7 giving the shared addresses of
+ * matrix i's 16-byte rows; lane (g, t) receives of matrix i the elements
+ * (row 2t, column g) and (row 2t + 1, column g) -- the transposed
+ * matrix's A-fragment pair. */
+[[maybe_unused]] __device__ __forceinline__ void ldsm_x4_trans(unsigned addr, uint32_t &r0,
+                                                               uint32_t &r1, uint32_t &r2,
+                                                               uint32_t &r3) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(addr));
+#endif
+}
+
+/* KN: W is read with its rows (j) contiguous and k strided by P.swp (x B,
+ * B stored [k, n]); else k contiguous (x W^T). */
+template <typename T, bool TWO, bool KN>
 __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
   __shared__ float red[kDecodeWarps][16][kDecodeRows + 1];
   /* The next kernel may start now: it waits for this kernel's writes
@@ -837,8 +865,11 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
       const int64_t k1 = k0 + P.kchunk < P.k ? k0 + P.kchunk : P.k;
       const bool va = j0 + g < P.nb, vb = j0 + g + 8 < P.nb;
       const bool xa = g < P.ns, xb = TWO && g + 8 < P.ns;
-      const uint16_t *wa = W + (va ? j0 + g : 0) * P.swj + 8 * t;
-      const uint16_t *wb = W + (vb ? j0 + g + 8 : 0) * P.swj + 8 * t;
+      /* the tail's W: row j's k pieces at 8 t (KN: k strided by swp) */
+      const uint16_t *wa = KN ? W + (va ? j0 + g : 0) + 8 * t * P.swp
+                              : W + (va ? j0 + g : 0) * P.swj + 8 * t;
+      const uint16_t *wb = KN ? W + (vb ? j0 + g + 8 : 0) + 8 * t * P.swp
+                              : W + (vb ? j0 + g + 8 : 0) * P.swj + 8 * t;
       const uint16_t *pa = X + (xa ? g : 0) * P.sxi + 8 * t;
       const uint16_t *pb = X + (xb ? g + 8 : 0) * P.sxi + 8 * t;
       float acc0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, acc1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -868,21 +899,45 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
       unsigned vrows = 0; /* bit i: row j0 + 2i + hi exists */
 #pragma unroll
       for (int i = 0; i < 8; i++) vrows |= (unsigned)(j0 + 2 * i + hi < P.nb) << i;
-      const uint16_t *ic = vrows & 1 ? W + (j0 + hi) * P.swj + 8 * c + first : W;
-      const int64_t rstep = 2 * P.swj;
+      /* KN: a slot holds the span's 128 k lines x 16 j (32 bytes each);
+       * lane l copies half h = l & 1 (j0 + 8h .. + 7) of line 16 i + l / 2
+       * per instruction i.  Line p's half h sits in the 128-byte group
+       * p / 4 at 16-byte unit ((p & 3) << 1 | h) ^ swz, swz = bit 1 of the
+       * group to unit bit 2 and bit 2 to unit bit 0: the 8 lines one
+       * ldmatrix matrix takes (below) fall on 8 distinct units, and so do
+       * a copy instruction's 8 lanes per group.  A warp's line is 32 of
+       * a 128-byte L2 line whose rest the neighbouring tiles read soon; the
+       * copies ask L2 to fetch the whole line (H200, 1 x 11008 x 4096:
+       * 33.5 -> 29.7 us; 256 bytes gained less, docs/performance.md). */
+      const int kh = lane & 1;
+      const int kbytes = 2 * clamp8(P.nb - j0 - 8 * kh);
+      const int64_t rstep = KN ? 16 * P.swp : 2 * P.swj;
+      const uint16_t *ic =
+          KN ? (kbytes ? W + (first + (lane >> 1)) * P.swp + j0 + 8 * kh : W)
+             : (vrows & 1 ? W + (j0 + hi) * P.swj + 8 * c + first : W);
       uint4 *wring = reinterpret_cast<uint4 *>(decode_raw) + warp * (2 * kDecodeUnroll * 32);
-      uint4 *cdst = wring + hi * 16 + (c ^ (hi << 2));
+      /* KN: instruction i fills groups 4 i .. 4 i + 3, lane l group
+       * 4 i + l / 8; the unit's bit 0 flips with the group's bit 2, i.e.
+       * with i (cdst for even i, cdst_odd for odd) */
+      const int kunit = ((((lane >> 1) & 3) << 1) | kh) ^ (((lane >> 4) & 1) << 2);
+      uint4 *cdst = KN ? wring + (lane >> 3) * 8 + kunit : wring + hi * 16 + (c ^ (hi << 2));
+      uint4 *cdst_odd = wring + (lane >> 3) * 8 + (kunit ^ 1);
       int ring_in = 0;
       auto issue = [&]() {
-        uint4 *slot = cdst + ring_in * (2 * kDecodeUnroll * kThreads);
+        const int so = ring_in * (2 * kDecodeUnroll * kThreads);
+        uint4 *slot = cdst + so;
         const uint16_t *src = ic;
 #pragma unroll
         for (int i = 0; i < 8; i++) {
-          const bool v = (vrows >> i) & 1;
-          cp_async16(slot + i * 32, v ? src : W, v ? 16 : 0);
+          if (KN) {
+            cp_async16_l2line((i & 1 ? cdst_odd + so : slot) + i * 32, kbytes ? src : W, kbytes);
+          } else {
+            const bool v = (vrows >> i) & 1;
+            cp_async16(slot + i * 32, v ? src : W, v ? 16 : 0);
+          }
           src += rstep;
         }
-        ic += step;
+        ic += KN ? step * P.swp : step;
         ring_in = ring_in + 1 == kDecodeStages ? 0 : ring_in + 1;
       };
 #pragma unroll
@@ -903,6 +958,18 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
       const uint16_t *xpa = pa + first, *xpb = pb + first;
       const int odd = g & 1;
       const uint4 *rse = wring + g * 16 + t + 4 * odd, *rso = wring + g * 16 + t + 4 - 4 * odd;
+      /* KN: lane l gives ldmatrix the row address of matrix mt = l / 8, row
+       * r = l % 8: j half h = mt & 1, k line p = 32 q + 8 (r / 2) + 2 (mt / 2)
+       * + 4 m + (r & 1) for the q-th piece and MMA m -- matrix row 2t / 2t + 1
+       * then holds k 8 (4 q + t) + 4 m + 0 / 1 (matrices 0, 1: the A
+       * fragment's first k pair) or + 2 / 3 (matrices 2, 3), the k of X's
+       * halves that lane (g, t) gives the same MMA.  Line p, half h: group
+       * 8 q + 2 (r / 2) + m, unit as for the copies. */
+      const int kr = lane & 7, kmt = lane >> 3;
+      const int kread = 16 * (kr >> 1) +
+                        (((((2 * (kmt >> 1) + (kr & 1)) & 3) << 1) | (kmt & 1)) ^
+                         ((((kr >> 1) & 1) << 2) | ((kr >> 2) & 1)));
+      const unsigned kaddr = (unsigned)__cvta_generic_to_shared(wring + kread);
       int ring_out = 0;
       for (int i = 0; i < nf; i++) {
         uint4 ya[kDecodeUnroll];
@@ -920,9 +987,17 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
         uint4 ra[kDecodeUnroll], rb[kDecodeUnroll];
 #pragma unroll
         for (int q = 0; q < kDecodeUnroll; q++) {
-          const uint4 *r = (q & 1 ? rso : rse) + so + 8 * (q >> 1);
-          ra[q] = r[0];
-          rb[q] = r[128];
+          if (KN) {
+            /* (a0, a1, a2, a3) of MMA m = (ra, rb, ra, rb).(x, x, y, y) for
+             * m = 0 and .(z, z, w, w) for m = 1, as below */
+            const unsigned aq = kaddr + (unsigned)(so + 64 * q) * 16u;
+            ldsm_x4_trans(aq, ra[q].x, rb[q].x, ra[q].y, rb[q].y);
+            ldsm_x4_trans(aq + 8 * 16, ra[q].z, rb[q].z, ra[q].w, rb[q].w);
+          } else {
+            const uint4 *r = (q & 1 ? rso : rse) + so + 8 * (q >> 1);
+            ra[q] = r[0];
+            rb[q] = r[128];
+          }
         }
         /* the slot refilled now was read in the previous span (by every
          * lane before the barrier above) or not yet in this unit (the
@@ -948,8 +1023,12 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
         for (int q = 0; q < kDecodeUnroll; q++) {
           const int64_t kp = kspan + 32 * q;
           const int valid = clamp8(k1 - kp - 8 * t);
-          const uint4 ra = va ? load8(wa + kp, valid, true) : zero;
-          const uint4 rb = vb ? load8(wb + kp, valid, true) : zero;
+          const uint4 ra = !va ? zero
+                           : KN ? load8s(wa + kp * P.swp, P.swp, valid, false)
+                                : load8(wa + kp, valid, true);
+          const uint4 rb = !vb ? zero
+                           : KN ? load8s(wb + kp * P.swp, P.swp, valid, false)
+                                : load8(wb + kp, valid, true);
           const uint4 ya = xa ? load8(pa + kp, valid, true) : zero;
           mma16816<T>(acc0, ra.x, rb.x, ra.y, rb.y, ya.x, ya.y);
           mma16816<T>(acc0, ra.z, rb.z, ra.w, rb.w, ya.z, ya.w);
@@ -1006,9 +1085,9 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
  * (MINB = 2: two blocks per SM; on sm_90 ptxas spills 32 bytes, outside
  * the main loop) serves tall W, where one block per SM would leave each
  * tile a single warp (gk_wmma_decode_config). */
-template <typename T, bool TWO, int MINB>
+template <typename T, bool TWO, int MINB, bool KN = false>
 __global__ void __launch_bounds__(kThreads, MINB) wmma_decode(SkinnyParams P) {
-  if constexpr (kSm80) decode_body<T, TWO>(P);
+  if constexpr (kSm80) decode_body<T, TWO, KN>(P);
   else __trap();
 }
 
@@ -1042,6 +1121,10 @@ const skinny_fn kDecode[2][3] = {
     {wmma_decode<__half, false, 2>, wmma_decode<__half, true, 1>, wmma_decode<__half, true, 2>},
     {wmma_decode<__nv_bfloat16, false, 2>, wmma_decode<__nv_bfloat16, true, 1>,
      wmma_decode<__nv_bfloat16, true, 2>}};
+/* W read with its rows contiguous, k strided (x B): [dtype][ns > 8] */
+const skinny_fn kDecodeKN[2][2] = {
+    {wmma_decode<__half, false, 2, true>, wmma_decode<__half, true, 1, true>},
+    {wmma_decode<__nv_bfloat16, false, 2, true>, wmma_decode<__nv_bfloat16, true, 1, true>}};
 
 size_t skinny_smem(int wk, int bnw, int stages) {
   const int bk = kSkinnyTile / bnw;
@@ -1102,6 +1185,23 @@ gko_status_t set_smem(const void *fn, size_t bytes, const char *what) {
   cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        (int)bytes);
   if (e != cudaSuccess) return gk_cuda_fail(e, what);
+  return GKO_STATUS_SUCCESS;
+}
+
+/* A DECODE kernel's attributes and resident blocks per SM with its ring
+ * (*occ = 0 when the ring and the reduction buffer exceed the block limit
+ * optin: checked before any attribute is set, so that a CUDA call that
+ * fails is a real error). */
+gko_status_t decode_fit(const void *fn, int optin, cudaFuncAttributes *fa, int *occ) {
+  *occ = 0;
+  cudaError_t e = cudaFuncGetAttributes(fa, fn);
+  if (e != cudaSuccess) return gk_cuda_fail(e, "WMMA decode kernel: cudaFuncGetAttributes");
+  if (fa->sharedSizeBytes + kDecodeSmem > (size_t)optin) return GKO_STATUS_SUCCESS;
+  gko_status_t st = set_smem(fn, kDecodeSmem, "WMMA decode kernel: cudaFuncSetAttribute");
+  if (st) return st;
+  e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(occ, fn, kThreads, kDecodeSmem);
+  if (e != cudaSuccess)
+    return gk_cuda_fail(e, "cudaOccupancyMaxActiveBlocksPerMultiprocessor (WMMA decode kernel)");
   return GKO_STATUS_SUCCESS;
 }
 
@@ -1219,12 +1319,16 @@ extern "C" size_t gk_wmma_partials_bytes(const gk_wmma_problem *p, const gk_wmma
   return (size_t)p->batch * (size_t)splits * (size_t)s.ns * (size_t)s.nb * sizeof(float);
 }
 
+extern "C" int gk_wmma_w_k_contiguous(const gk_wmma_problem *p) { return skinny_map(p).wk; }
+
 extern "C" int gk_wmma_decode_layout_ok(const gk_wmma_problem *p) {
   const SkinnyMap s = skinny_map(p);
-  /* k contiguous in W and X, 16-byte vectors along k in every line and
-   * batch (the pointers are checked at execute) */
-  if (!s.wk || s.sxp != 1) return 0;
-  return !(s.swj % 8 || (s.ns > 1 && s.sxi % 8) || (p->batch > 1 && (s.bw % 8 || s.bx % 8)));
+  /* k contiguous in X; in W either k (x W^T) or the rows (x B); 16-byte
+   * vectors along each one's contiguous dimension in every line and batch
+   * (the pointers are checked at execute) */
+  if (s.sxp != 1 || (!s.wk && s.swj != 1)) return 0;
+  const int64_t wld = s.wk ? s.swj : s.swp;
+  return !(wld % 8 || (s.ns > 1 && s.sxi % 8) || (p->batch > 1 && (s.bw % 8 || s.bx % 8)));
 }
 
 extern "C" gko_status_t gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_config *cfg,
@@ -1238,24 +1342,17 @@ extern "C" gko_status_t gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_
   const SkinnyMap s = skinny_map(p);
   const int dt = p->ab_dtype == GKO_DTYPE_BF16;
   int var = s.ns > 8;
-  const void *fn = (const void *)kDecode[dt][var];
+  const void *fn = s.wk ? (const void *)kDecode[dt][var] : (const void *)kDecodeKN[dt][var];
   /* the ring and the reduction buffer must fit a block's shared memory
-   * (not on sm_86 / sm_89, 99 KB: the SKINNY configuration stays); checked
-   * first, so that every CUDA call below that fails is a real error */
-  int dev = 0, optin = 0;
+   * (not on sm_86 / sm_89, 99 KB: the SKINNY configuration stays) */
+  int dev = 0, optin = 0, occ = 0;
   cudaFuncAttributes fa;
   cudaError_t e = cudaGetDevice(&dev);
   if (e == cudaSuccess)
     e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
-  if (e == cudaSuccess) e = cudaFuncGetAttributes(&fa, fn);
   if (e != cudaSuccess) return gk_cuda_fail(e, "WMMA decode kernel: device attributes");
-  if (fa.sharedSizeBytes + kDecodeSmem > (size_t)optin) return GKO_STATUS_SUCCESS;
-  e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kDecodeSmem);
-  if (e != cudaSuccess) return gk_cuda_fail(e, "WMMA decode kernel: cudaFuncSetAttribute");
-  int occ = 0;
-  e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, kThreads, kDecodeSmem);
-  if (e != cudaSuccess)
-    return gk_cuda_fail(e, "cudaOccupancyMaxActiveBlocksPerMultiprocessor (WMMA decode kernel)");
+  gko_status_t st = decode_fit(fn, optin, &fa, &occ);
+  if (st) return st;
   if (occ <= 0) return GKO_STATUS_SUCCESS; /* does not fit: SKINNY stays */
   if (sms < 1) sms = 1;
   const int64_t tiles = (s.nb + kDecodeRows - 1) / kDecodeRows * p->batch;
@@ -1265,18 +1362,11 @@ extern "C" gko_status_t gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_
    * 16 x 14336 39.0 -> 36.7; at 4096 rows and below two blocks were slower
    * (16 x 4096 14.0 -> 15.7, 16 x 2048 9.2 -> 12.6), and 8192 rows even
    * (23.6 -> 23.7), so they keep one (docs/performance.md). */
-  if (var == 1 && 2 * tiles > (int64_t)occ * sms * kDecodeWarps) {
+  if (s.wk && var == 1 && 2 * tiles > (int64_t)occ * sms * kDecodeWarps) {
     const void *fn2 = (const void *)kDecode[dt][2];
     cudaFuncAttributes fa2;
     int occ2 = 0;
-    e = cudaFuncGetAttributes(&fa2, fn2);
-    if (e == cudaSuccess && fa2.sharedSizeBytes + kDecodeSmem <= (size_t)optin) {
-      e = cudaFuncSetAttribute(fn2, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               (int)kDecodeSmem);
-      if (e == cudaSuccess)
-        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ2, fn2, kThreads, kDecodeSmem);
-    }
-    if (e != cudaSuccess) return gk_cuda_fail(e, "WMMA decode kernel (two blocks per SM)");
+    if ((st = decode_fit(fn2, optin, &fa2, &occ2))) return st;
     if (occ2 > occ) {
       var = 2;
       fn = fn2;
@@ -1423,7 +1513,9 @@ extern "C" gko_status_t gk_wmma_launch(const gk_wmma_problem *p, const gk_wmma_c
       lc.attrs = at;
       lc.numAttrs = 1;
     }
-    e = cudaLaunchKernelExC(&lc, (const void *)kDecode[dt][cfg->dvar], args);
+    e = cudaLaunchKernelExC(
+        &lc, s.wk ? (const void *)kDecode[dt][cfg->dvar] : (const void *)kDecodeKN[dt][cfg->dvar],
+        args);
     if (e != cudaSuccess) return gk_cuda_fail(e, "WMMA decode kernel launch");
   } else {
     int64_t gx = P.tiles * P.splits;

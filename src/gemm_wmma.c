@@ -15,9 +15,10 @@
  * then the deepest cp.async pipeline (4..8 stages of 8 KB of W) with which
  * every block is resident at once (one wave: all blocks stream at the same
  * rate and finish together; more bytes in flight per SM).
- * On sm_80+, when W and X both have k contiguous (x W^T, nn.Linear's
- * layout) with leading dimensions and batch strides that are multiples of
- * 8, the plan's own choice is the DECODE kernel instead (mma.sync fed by a
+ * On sm_80+, when X has k contiguous and W either k (x W^T, nn.Linear's
+ * layout) or its rows (x B, B stored [k, n]: read transposed by ldmatrix),
+ * with leading dimensions and batch strides that are multiples of 8, the
+ * plan's own choice is the DECODE kernel instead (mma.sync fed by a
  * per-warp cp.async ring, 16-row tiles shared by kw warps, k split across
  * blocks only when the tiles' warps fill less than half the GPU;
  * gk_wmma_decode_config); execute falls back to the SKINNY configuration
@@ -140,6 +141,8 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
    * view's a and the view swapped A and B (row-major), or its b and they
    * were not */
   const int w_is_b = gk_wmma_small_n(wp) == p->swap;
+  /* W (the streamed operand) has k contiguous: x W^T */
+  const int wk = gk_wmma_w_k_contiguous(wp);
   if (skinny) {
     const int64_t sms = h->sm_count > 0 ? h->sm_count : 1;
     int bnw = 16, splits = 1;
@@ -241,13 +244,14 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
       const int64_t dblocks = ceil_div(ceil_div(rows, 16), cfg->dper) * cfg->dsplits *
                               wp->batch;
       why_addf(plan,
-               "decode kernel (min(m, n) = %lld <= 16, k contiguous in both operands): the "
-               "%lld x %lld operand %s streamed once from 16-byte loads straight into "
-               "mma.sync m16n8k16 %s (f32 accumulate) through a per-warp cp.async ring, "
-               "16 of its rows per %d warp(s) taking 128-wide k spans in turn, summed in warp "
-               "order; ",
-               (long long)(wp->m < wp->n ? wp->m : wp->n), (long long)rows, (long long)wp->k,
-               wname, tn, cfg->dkw);
+               "decode kernel (min(m, n) = %lld <= 16, k contiguous in the small operand, %s "
+               "in the large one): the %lld x %lld operand %s streamed once from 16-byte "
+               "loads straight into mma.sync m16n8k16 %s (f32 accumulate) through a per-warp "
+               "cp.async ring%s, 16 of its rows per %d warp(s) taking 128-wide k spans in "
+               "turn, summed in warp order; ",
+               (long long)(wp->m < wp->n ? wp->m : wp->n), wk ? "k" : "its rows",
+               (long long)rows, (long long)wp->k, wname, tn,
+               wk ? "" : " (read transposed by ldmatrix)", cfg->dkw);
       if (cfg->dvar == 2)
         why_addf(plan, "min(m, n) > 8 kernel capped at 128 registers (two blocks per SM: "
                        "tall W); ");
@@ -331,6 +335,8 @@ static int wmma_auto_first(gko_handle_t h, const gk_gemm_problem *p) {
   if (ns > 8 || rows < 4096 || rows > p->k) return 0;
   const int w_is_b = small_n == p->swap;
   if (!(p->static_ops & (w_is_b ? GKO_GEMM_STATIC_B : GKO_GEMM_STATIC_A))) return 0;
+  /* measured for W with k contiguous (x W^T) only */
+  if (!gk_wmma_w_k_contiguous(&wp)) return 0;
   return gk_wmma_decode_layout_ok(&wp);
 }
 

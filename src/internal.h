@@ -227,9 +227,12 @@ static inline int gk_wmma_small_n(const gk_wmma_problem *p) {
   return p->n <= 16 && (p->m > 16 || p->m >= p->n);
 }
 /* Nonzero when a SKINNY problem's layout suits the DECODE kernel: k
- * contiguous in both operands, leading dimensions and batch strides
- * multiples of 8 elements.  No CUDA call. */
+ * contiguous in X, k or the rows contiguous in W, leading dimensions and
+ * batch strides multiples of 8 elements.  No CUDA call. */
 int gk_wmma_decode_layout_ok(const gk_wmma_problem *p);
+/* Nonzero when a SKINNY problem's W (the operand with more rows) has k
+ * contiguous (x W^T); zero when its rows are (x B). */
+int gk_wmma_w_k_contiguous(const gk_wmma_problem *p);
 /* SKINNY plans: fills cfg->decode, dsplits, dkw, dper, dkchunk, dblocks_per_sm
  * for a device of `sms` SMs (decode = 0 where the DECODE kernel does not
  * apply or does not fit).  Sets the kernel's dynamic shared-memory limit.

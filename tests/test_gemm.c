@@ -181,6 +181,19 @@ static gko_gemm_desc_t make_desc(const gcase *c) {
   return d;
 }
 
+/* Makes c's plan, copies its description to why (n bytes) and, when be is
+ * not NULL, its backend to *be, and destroys it. */
+static void plan_why(gko_handle_t h, const gcase *c, char *why, size_t n,
+                     gko_gemm_backend_t *be) {
+  gko_gemm_desc_t d = make_desc(c);
+  gko_gemm_plan_t p;
+  T_OK(gko_gemm_plan_create(h, d, &p));
+  if (be) T_OK(gko_gemm_plan_backend(p, be));
+  T_OK(gko_gemm_plan_describe(p, why, n, NULL));
+  gko_gemm_plan_destroy(p);
+  gko_gemm_desc_destroy(d);
+}
+
 static int64_t dget(gko_gemm_desc_t d, gko_gemm_attr_t a) {
   int64_t v = -7;
   T_OK(gko_gemm_desc_get(d, a, &v));
@@ -1615,9 +1628,9 @@ Test(gemm_wmma, skinny_m1_to_16_against_float64, .timeout = 900) {
   gko_destroy(h);
 }
 
-/* The decode kernel (sm_80+, x W^T with k contiguous in both operands): the
- * plan names it; decode shapes, k with a tail in the last 8 (vectors read
- * partly past k must not be), padded ld, rows not a multiple of 16, k split
+/* The decode kernel (sm_80+, x W^T with k contiguous in both operands, and
+ * x B with B's rows contiguous): the plan names it; decode shapes, k with
+ * a tail in the last 8 (vectors read partly past k must not be), padded ld, rows not a multiple of 16, k split
  * (few rows), batches, m = 1, 8 and 9 (one or two mma column tiles), many
  * rows (2 and 1 warps per 16-row tile; at m > 8 the variant with two blocks
  * per SM where it fits), and an ld that is not a multiple of 8 (the skinny
@@ -1631,35 +1644,36 @@ Test(gemm_wmma, decode_kernel_against_float64, .timeout = 600) {
   gko_handle_t h = t_handle();
   wsbuf w = {0};
   const struct {
-    int64_t m, n, k, ld_pad, batch; /* ld_pad: lda = ldb = k + ld_pad */
+    int64_t m, n, k, ld_pad, batch; /* ld_pad: lda = k + ld_pad, ldb = (kn ? n : k) + ld_pad */
     int ab, ep;
     int decode; /* the plan names the decode kernel */
-  } cs[] = {{1, 4096, 4096, 0, 1, 0, 0, 1},   {16, 4104, 4100, 4, 1, 1, 4, 1},
-            {9, 40, 8192, 0, 1, 0, 5, 1},     {8, 1000, 1027, 5, 2, 1, 3, 1},
-            {3, 2100, 3000, 8, 1, 0, 7, 1},   {16, 300, 4096 + 5, 3, 1, 1, 6, 1},
-            {5, 1000, 1000, 1, 1, 0, 1, 0},   {1, 11008, 640, 0, 1, 0, 2, 1},
-            {12, 20000, 136, 8, 1, 1, 3, 1},  {16, 3000, 520, 8, 4, 0, 1, 1}};
+    int kn;     /* x B: B stored [k, n] (W's rows contiguous), else x W^T */
+  } cs[] = {{1, 4096, 4096, 0, 1, 0, 0, 1, 0},   {16, 4104, 4100, 4, 1, 1, 4, 1, 0},
+            {9, 40, 8192, 0, 1, 0, 5, 1, 0},     {8, 1000, 1027, 5, 2, 1, 3, 1, 0},
+            {3, 2100, 3000, 8, 1, 0, 7, 1, 0},   {16, 300, 4096 + 5, 3, 1, 1, 6, 1, 0},
+            {5, 1000, 1000, 1, 1, 0, 1, 0, 0},   {1, 11008, 640, 0, 1, 0, 2, 1, 0},
+            {12, 20000, 136, 8, 1, 1, 3, 1, 0},  {16, 3000, 520, 8, 4, 0, 1, 1, 0},
+            /* x B */
+            {1, 4096, 4096, 0, 1, 0, 0, 1, 1}, {16, 4100, 4100, 4, 1, 1, 4, 1, 1},
+            {9, 40, 8192, 0, 1, 0, 5, 1, 1},   {8, 1000, 1027, 5, 2, 1, 3, 0, 1},
+            {12, 20000, 136, 8, 1, 1, 3, 1, 1}, {3, 2100, 3004, 4, 3, 0, 7, 1, 1},
+            {16, 40, 8192, 0, 1, 0, 1, 1, 1}};
   int bad = 0;
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
     const gko_dtype_t ab = cs[i].ab ? GKO_DTYPE_BF16 : GKO_DTYPE_F16;
     gcase c = gc_default(ab, ab, cs[i].m, cs[i].n, cs[i].k);
-    c.tb = 1;
-    c.ldb = cs[i].k + cs[i].ld_pad;
-    c.lda = cs[i].k + cs[i].ld_pad; /* X: k contiguous too */
+    c.tb = !cs[i].kn;
+    c.ldb = (cs[i].kn ? cs[i].n : cs[i].k) + cs[i].ld_pad;
+    c.lda = cs[i].k + cs[i].ld_pad; /* X: k contiguous */
     c.batch = cs[i].batch;
     c.epilogue = cs[i].ep;
     c.alpha = 1.25f;
     c.beta = i % 2 ? 0.5f : 0.0f;
     c.sample_rows = 4;
-    gko_gemm_desc_t desc = make_desc(&c);
-    gko_gemm_plan_t plan;
-    T_OK(gko_gemm_plan_create(h, desc, &plan));
     char why[2048];
-    T_OK(gko_gemm_plan_describe(plan, why, sizeof why, NULL));
+    plan_why(h, &c, why, sizeof why, NULL);
     cr_expect((strstr(why, "decode kernel") != NULL) == (cs[i].decode && fits), "case %zu: %s",
               i, why);
-    gko_gemm_plan_destroy(plan);
-    gko_gemm_desc_destroy(desc);
     bad += run_case(h, &c, NULL, &w);
   }
   cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
@@ -1936,34 +1950,32 @@ Test(gemm, auto_takes_the_decode_kernel_for_static_weights, .timeout = 600) {
   const struct {
     int64_t m, n, k;
     int static_ops, wmma;
+    int kn; /* x B (B stored [k, n]): the rule is for x W^T only */
   } cs[] = {
       /* x W^T: W is B (row-major, transb) */
-      {3, 4096, 4096, GKO_GEMM_STATIC_B, 1},
-      {8, 4096, 4104, GKO_GEMM_STATIC_AB, 1},
-      {2, 4096, 11008, GKO_GEMM_STATIC_B, 1},
-      {3, 4096, 4096, GKO_GEMM_STATIC_A, 0},
-      {3, 4096, 4096, GKO_GEMM_STATIC_NONE, 0},
-      {9, 4096, 4096, GKO_GEMM_STATIC_B, 0},
-      {3, 4088, 4096, GKO_GEMM_STATIC_B, 0},
-      {3, 4096, 4088, GKO_GEMM_STATIC_B, 0},
-      {1, 8192, 4096, GKO_GEMM_STATIC_B, 0},
+      {3, 4096, 4096, GKO_GEMM_STATIC_B, 1, 0},
+      {8, 4096, 4104, GKO_GEMM_STATIC_AB, 1, 0},
+      {2, 4096, 11008, GKO_GEMM_STATIC_B, 1, 0},
+      {3, 4096, 4096, GKO_GEMM_STATIC_A, 0, 0},
+      {3, 4096, 4096, GKO_GEMM_STATIC_NONE, 0, 0},
+      {9, 4096, 4096, GKO_GEMM_STATIC_B, 0, 0},
+      {3, 4088, 4096, GKO_GEMM_STATIC_B, 0, 0},
+      {3, 4096, 4088, GKO_GEMM_STATIC_B, 0, 0},
+      {1, 8192, 4096, GKO_GEMM_STATIC_B, 0, 0},
       /* W x^T: W is A (D is 4096 x n) */
-      {4096, 5, 4096, GKO_GEMM_STATIC_A, 1},
-      {4096, 5, 4096, GKO_GEMM_STATIC_B, 0},
+      {4096, 5, 4096, GKO_GEMM_STATIC_A, 1, 0},
+      {4096, 5, 4096, GKO_GEMM_STATIC_B, 0, 0},
+      {3, 4096, 4096, GKO_GEMM_STATIC_B, 0, 1},
   };
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
     gcase c = gc_default(GKO_DTYPE_F16, GKO_DTYPE_F16, cs[i].m, cs[i].n, cs[i].k);
-    c.tb = 1;
+    c.tb = !cs[i].kn;
     c.epilogue = GKO_EPILOGUE_BIAS;
     c.static_ops = cs[i].static_ops;
     c.sample_rows = 3;
-    gko_gemm_desc_t d = make_desc(&c);
-    gko_gemm_plan_t p;
-    T_OK(gko_gemm_plan_create(h, d, &p));
     gko_gemm_backend_t be = GKO_GEMM_BACKEND_AUTO;
-    T_OK(gko_gemm_plan_backend(p, &be));
     char why[2048];
-    T_OK(gko_gemm_plan_describe(p, why, sizeof why, NULL));
+    plan_why(h, &c, why, sizeof why, &be);
     const int want = cs[i].wmma && cc >= 90;
     cr_expect_eq(be, want ? GKO_GEMM_BACKEND_WMMA : GKO_GEMM_BACKEND_CUBLASLT,
                  "%lld x %lld x %lld static %d: %s", (long long)cs[i].m, (long long)cs[i].n,
@@ -1971,8 +1983,6 @@ Test(gemm, auto_takes_the_decode_kernel_for_static_weights, .timeout = 600) {
     if (want)
       cr_expect(strstr(why, "decode kernel") && strstr(why, "AUTO: WMMA before cuBLASLt"),
                 "%s", why);
-    gko_gemm_plan_destroy(p);
-    gko_gemm_desc_destroy(d);
     bad += run_case(h, &c, NULL, &w);
   }
   cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
