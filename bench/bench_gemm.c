@@ -6,6 +6,7 @@
  *       [--pad auto|never|always] [--fusion auto|required|never]
  *       [--backend auto|cublaslt|wmma] [--autotune] [--rotate] [--static] [--interleave]
  *   gko-bench gemm --suite all|shapes|k1027|ffn1|square|decode|autotune|decode-sweep
+ *                              |decode-sweep-xb
  *
  * Each case: a plan, then
  *   device_us   back-to-back executes between two events (median);
@@ -522,18 +523,21 @@ static int suite_decode(gko_handle_t h, cudaStream_t s) {
  * WMMA (plain, and with W promised static), weights rotated beyond L2.
  * Two reference rows per case (the tests check every row); not part of
  * "all". */
-static int suite_decode_sweep(gko_handle_t h, cudaStream_t s) {
+/* decode-sweep: x W^T (W [n, k], the nn.Linear layout); decode-sweep-xb:
+ * x B (B [k, n]) */
+static int suite_decode_sweep(gko_handle_t h, cudaStream_t s, int tb) {
   const int64_t ms[5] = {1, 2, 4, 8, 16}, ns[6] = {1024, 2048, 4096, 8192, 11008, 14336};
+  const char *form = tb ? "x.W^T" : "x.B";
   int fails = 0;
-  printf("# decode sweep: m x n x 4096 f16 x.W^T, weights rotated beyond L2\n");
+  printf("# decode sweep: m x n x 4096 f16 %s, weights rotated beyond L2\n", form);
   char sum[5 * 6][200];
   int nsum = 0;
   for (int i = 0; i < 5; i++)
     for (int j = 0; j < 6; j++) {
       gemm_result r[3];
       for (int be = 0; be < 3; be++) {
-        gemm_case g = mk("decode x.W^T", ms[i], ns[j], 4096, GKO_DTYPE_F16, 0);
-        g.tb = 1;
+        gemm_case g = mk(tb ? "decode x.W^T" : "decode x.B", ms[i], ns[j], 4096, GKO_DTYPE_F16, 0);
+        g.tb = tb;
         g.rotate = 1;
         g.ref_rows = 2;
         g.backend = be ? GKO_GEMM_BACKEND_WMMA : GKO_GEMM_BACKEND_CUBLASLT;
@@ -548,7 +552,7 @@ static int suite_decode_sweep(gko_handle_t h, cudaStream_t s) {
                r[1].ok ? r[1].graph : 0.0, r[1].ok ? r[0].graph / r[1].graph : 0.0,
                r[2].ok ? r[2].graph : 0.0, r[2].ok ? r[0].graph / r[2].graph : 0.0);
     }
-  printf("# decode sweep summary (graph us; ratio = cuBLASLt / WMMA)\n");
+  printf("# decode sweep summary, %s (graph us; ratio = cuBLASLt / WMMA)\n", form);
   for (int i = 0; i < nsum; i++) printf("#   %s\n", sum[i]);
   return fails;
 }
@@ -585,7 +589,8 @@ static int run_suite(gko_handle_t h, cudaStream_t s, const char *which) {
   if (all || !strcmp(which, "square")) fails += suite_square(h, s), any = 1;
   if (all || !strcmp(which, "decode")) fails += suite_decode(h, s), any = 1;
   if (all || !strcmp(which, "autotune")) fails += suite_autotune(h, s), any = 1;
-  if (!strcmp(which, "decode-sweep")) fails += suite_decode_sweep(h, s), any = 1;
+  if (!strcmp(which, "decode-sweep")) fails += suite_decode_sweep(h, s, 1), any = 1;
+  if (!strcmp(which, "decode-sweep-xb")) fails += suite_decode_sweep(h, s, 0), any = 1;
   fprintf(stderr, "\r%40s\r", "");
   if (!any) {
     fprintf(stderr, "gko-bench gemm: unknown suite %s\n", which);

@@ -53,7 +53,8 @@ static void usage(void) {
           "none|bias|relu|bias-relu|gelu|bias-gelu|gelu-tanh|bias-gelu-tanh] [--transa] "
           "[--transb] [--batch B] [--pad auto|never|always] [--fusion auto|required|never] "
           "[--backend auto|cublaslt|wmma] [--autotune] [--rotate] [--static] [--interleave]\n"
-          "  gemm --suite all|shapes|k1027|ffn1|square|decode|autotune|decode-sweep\n");
+          "  gemm --suite all|shapes|k1027|ffn1|square|decode|autotune|decode-sweep\n"
+          "                |decode-sweep-xb\n");
 }
 
 int main(int argc, char **argv) {
