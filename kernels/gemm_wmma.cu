@@ -835,6 +835,33 @@ __device__ __forceinline__ void mma16816(float (&d)[4], uint32_t a0, uint32_t a1
 #endif
 }
 
+/* DECODE: the end of a unit (group grp of P.per tiles of R rows, k split
+ * sp), once every warp has put its accumulators in red[warp][i][row]: the
+ * kw warps of a tile summed in warp order, then the f32 partials
+ * (splits > 1) or the epilogue.  Between two __syncthreads. */
+template <int R>
+__device__ __forceinline__ void decode_store(const SkinnyParams &P, const float (*red)[16][R + 1],
+                                             int64_t bt, int64_t grp, int sp) {
+  const int kw = P.kw, per = P.per;
+  const char *bias;
+  const Epi e = skinny_epi(P, bt, bias);
+  for (int idx = threadIdx.x; idx < per * R * P.ns; idx += kThreads) {
+    const int jl = idx % R, rest = idx / R;
+    const int i = rest % (int)P.ns, tt = rest / (int)P.ns;
+    const int64_t j = (grp * per + tt) * R + jl;
+    if (j >= P.nb) continue;
+    float s = 0.0f;
+    for (int w = tt * kw; w < tt * kw + kw; w++) s += red[w][i][jl];
+    if (P.splits > 1) {
+      P.partials[((bt * P.splits + sp) * P.ns + i) * P.nb + j] = s;
+    } else {
+      const float cv = e.c ? ld_cd(e.c, j * P.scj + i * P.sci, P.cd) : 0.0f;
+      const float bv = bias ? ld_cd(bias, P.bias_on_j ? j : i, P.cd) : 0.0f;
+      st_cd(e.d, j * P.sdj + i * P.sdi, finish(s, cv, bv, e), P.cd);
+    }
+  }
+}
+
 /* KN: W is read with its rows (j) contiguous and k strided by P.swp (x B,
  * B stored [k, n]); else k contiguous (x W^T). */
 template <typename T, bool TWO, bool KN>
@@ -1053,24 +1080,7 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
         red[warp][9 + 2 * t][g + 8] = acc1[3];
       }
       __syncthreads();
-      const char *bias;
-      const Epi e = skinny_epi(P, bt, bias);
-      /* the kw warps of a tile summed in warp order */
-      for (int idx = threadIdx.x; idx < per * kDecodeRows * P.ns; idx += kThreads) {
-        const int jl = idx % kDecodeRows, rest = idx / kDecodeRows;
-        const int i = rest % (int)P.ns, tt = rest / (int)P.ns;
-        const int64_t j = (grp * per + tt) * kDecodeRows + jl;
-        if (j >= P.nb) continue;
-        float s = 0.0f;
-        for (int w = tt * kw; w < tt * kw + kw; w++) s += red[w][i][jl];
-        if (P.splits > 1) {
-          P.partials[((bt * P.splits + sp) * P.ns + i) * P.nb + j] = s;
-        } else {
-          const float cv = e.c ? ld_cd(e.c, j * P.scj + i * P.sci, P.cd) : 0.0f;
-          const float bv = bias ? ld_cd(bias, P.bias_on_j ? j : i, P.cd) : 0.0f;
-          st_cd(e.d, j * P.sdj + i * P.sdi, finish(s, cv, bv, e), P.cd);
-        }
-      }
+      decode_store<kDecodeRows>(P, red, bt, grp, sp);
       __syncthreads(); /* red free for the next unit */
     }
   }
@@ -1088,6 +1098,192 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
 template <typename T, bool TWO, int MINB, bool KN = false>
 __global__ void __launch_bounds__(kThreads, MINB) wmma_decode(SkinnyParams P) {
   if constexpr (kSm80) decode_body<T, TWO, KN>(P);
+  else __trap();
+}
+
+/* ----------------------------- DECODE, x B -----------------------------
+ * W with its rows contiguous and k strided by P.swp (y = x B, B stored
+ * [k, n]; W(j, p) = B[p][j]).  The same scheme as decode_body with the
+ * ring turned: a warp's tile is 64 rows (4 m16 A tiles), a span 32 k
+ * lines of those 64 rows (128 bytes: one L2 line per k line), and the
+ * A fragments come out of the ring through ldmatrix.x4.trans.  The
+ * 16-row form (decode_body, KN) copies 32 bytes per k line, so each copy
+ * instruction touches 16 L2 lines: on the H200 it took 29.6 us at
+ * 1 x 11008 x 4096 against 24.0 for x W^T, whatever the tiles per block;
+ * this kernel 26.3 (docs/performance.md).  It has 4x fewer tiles, though,
+ * and so splits k at sizes where the 16-row form need not;
+ * gk_wmma_decode_config picks one of the two.
+ *   Copy: instruction i = 0..7, lane (li = lane / 8, c = lane % 8) copies
+ *   the 16-byte unit c (rows j0 + 8c .. + 7) of k line p = 4 i + li; it
+ *   sits at unit c ^ f(p) of the slot's 128-byte line p, f(p) = bit 0 of
+ *   p, bit 3 of p to bit 1 and bit 4 to bit 2.  An instruction fills 512
+ *   contiguous bytes (4 wavefronts).
+ *   Read: for A tile s (rows 16 s ..) and MMA m, lane (mt = lane / 8,
+ *   r = lane % 8) gives matrix mt's row r: k line
+ *   p = 8 (r / 2) + 2 (mt / 2) + 4 m + (r & 1), unit 2 s + (mt & 1).
+ *   Then f(p) = r, so a matrix's 8 rows fall on 8 distinct units (no bank
+ *   conflict), and lane (g, t) receives rows 2t and 2t + 1 of each matrix:
+ *   W's k = 8 t + 4 m + {0, 1} (matrices 0, 1: rows g and g + 8) and
+ *   + {2, 3} (matrices 2, 3) -- the k slots decode_body gives the same
+ *   lane, matched by X's 16-byte piece at 8 t. */
+constexpr int kDecodeKnRows = 64, kDecodeKnSpan = 32, kDecodeKnTiles = kDecodeKnRows / 16;
+static_assert(kDecodeWarps * kDecodeKnSpan * kDecodeKnRows * 2 * kDecodeStages == kDecodeSmem,
+              "the x B ring has the same slots as decode_body's");
+static_assert(sizeof(float) * kDecodeWarps * 16 * (kDecodeKnRows + 1) <= kDecodeSmem,
+              "the x B sums reuse the ring");
+
+template <typename T, bool TWO>
+__device__ __forceinline__ void decode_knw_body(const SkinnyParams &P) {
+  constexpr int R = kDecodeKnRows, SPAN = kDecodeKnSpan, NT = kDecodeKnTiles;
+  pdl_launch_dependents(); /* as decode_body */
+  bool waited = false;
+  extern __shared__ __align__(16) unsigned char decode_raw[];
+  /* the warps' sums, in the ring once it is drained */
+  float(*red)[16][R + 1] = reinterpret_cast<float(*)[16][R + 1]>(decode_raw);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const int kw = P.kw, per = P.per, wt = warp / kw, wk = warp % kw;
+  const int64_t groups = (P.tiles + per - 1) / per, units = groups * P.splits;
+  const uint4 zero = make_uint4(0, 0, 0, 0);
+  /* the warp's slot in stage 0: 32 lines x 8 units */
+  uint4 *wring = reinterpret_cast<uint4 *>(decode_raw) + warp * (SPAN * 8);
+  constexpr int kStage = kDecodeWarps * SPAN * 8; /* uint4 per stage */
+  /* copy: lane (li, c); destination of instruction i: line 4 i + li, unit
+   * c ^ (li & 1) ^ 2 (i / 2) */
+  const int li = lane >> 3, c = lane & 7;
+  /* read: lane (mt, r) */
+  const int mt = lane >> 3, r = lane & 7;
+  const int rline = 8 * (r >> 1) + 2 * (mt >> 1) + (r & 1);
+  const unsigned rbase = (unsigned)__cvta_generic_to_shared(wring + rline * 8);
+  for (int64_t bt = blockIdx.y; bt < P.batch; bt += gridDim.y) {
+    const uint16_t *W = P.w + bt * P.bw, *X = P.x + bt * P.bx;
+    for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {
+      const int64_t grp = u / P.splits;
+      const int sp = (int)(u - grp * P.splits);
+      const int64_t j0 = (grp * per + wt) * R, k0 = sp * P.kchunk;
+      const int64_t k1 = k0 + P.kchunk < P.k ? k0 + P.kchunk : P.k;
+      const bool xa = g < P.ns, xb = TWO && g + 8 < P.ns;
+      const uint16_t *pa = X + (xa ? g : 0) * P.sxi + 8 * t;
+      const uint16_t *pb = X + (xb ? g + 8 : 0) * P.sxi + 8 * t;
+      float acc0[NT][4], acc1[NT][4];
+#pragma unroll
+      for (int s = 0; s < NT; s++)
+#pragma unroll
+        for (int v = 0; v < 4; v++) acc0[s][v] = acc1[s][v] = 0.0f;
+      const int64_t step = (int64_t)kw * SPAN;
+      const int64_t first = k0 + (int64_t)wk * SPAN;
+      const int64_t nspan =
+          wt < per && j0 < P.nb && first < k1 ? (k1 - first + step - 1) / step : 0;
+      const int64_t nfull =
+          nspan > 0 && k1 - first >= SPAN ? (k1 - first - SPAN) / step + 1 : 0;
+      const int nf = (int)nfull;
+      /* rows past nb: src-size 0 (zero-filled, nothing read) */
+      const int cbytes = 2 * clamp8(P.nb - j0 - 8 * c);
+      const int64_t rstep = 4 * P.swp;
+      const uint16_t *ic = cbytes ? W + (first + li) * P.swp + j0 + 8 * c : W;
+      const int cx = c ^ (li & 1);
+      int ring_in = 0;
+      auto issue = [&]() {
+        uint4 *slot = wring + ring_in * kStage + li * 8;
+        const uint16_t *src = ic;
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+          cp_async16(slot + 32 * i + (cx ^ (2 * (i >> 1))), cbytes ? src : W, cbytes);
+          src += rstep;
+        }
+        ic += step * P.swp;
+        ring_in = ring_in + 1 == kDecodeStages ? 0 : ring_in + 1;
+      };
+#pragma unroll
+      for (int i = 0; i < kDecodeStages - 1; i++) {
+        if (i < nf) issue();
+        cp_async_commit();
+      }
+      if (!waited) {
+        pdl_wait(); /* as decode_body: X is read after it */
+        waited = true;
+      }
+      const uint16_t *xpa = pa + first, *xpb = pb + first;
+      int ring_out = 0;
+      for (int i = 0; i < nf; i++) {
+        const uint4 ya = xa ? __ldg(reinterpret_cast<const uint4 *>(xpa)) : zero;
+        const uint4 yb = xb ? __ldg(reinterpret_cast<const uint4 *>(xpb)) : zero;
+        cp_async_wait<kDecodeStages - 2>();
+        __syncwarp(); /* every lane's units of this slot have landed */
+        const unsigned so = rbase + (unsigned)(ring_out * kStage) * 16u;
+        ring_out = ring_out + 1 == kDecodeStages ? 0 : ring_out + 1;
+        /* A tile s, MMA m: (a0, a1, a2, a3) = (ra, rb, ra, rb).(x, x, y, y)
+         * for m = 0 and .(z, z, w, w) for m = 1 */
+        uint4 ra[NT], rb[NT];
+#pragma unroll
+        for (int s = 0; s < NT; s++) {
+          const unsigned a = so + (unsigned)((2 * s + (mt & 1)) ^ r) * 16u;
+          ldsm_x4_trans(a, ra[s].x, rb[s].x, ra[s].y, rb[s].y);
+          ldsm_x4_trans(a + 4 * 8 * 16, ra[s].z, rb[s].z, ra[s].w, rb[s].w);
+        }
+        /* the slot refilled now was read in the previous span (by every
+         * lane before the barrier above) or not yet in this unit */
+        if (i + kDecodeStages - 1 < nf) issue();
+        cp_async_commit();
+#pragma unroll
+        for (int s = 0; s < NT; s++) {
+          mma16816<T>(acc0[s], ra[s].x, rb[s].x, ra[s].y, rb[s].y, ya.x, ya.y);
+          mma16816<T>(acc0[s], ra[s].z, rb[s].z, ra[s].w, rb[s].w, ya.z, ya.w);
+          if (TWO) {
+            mma16816<T>(acc1[s], ra[s].x, rb[s].x, ra[s].y, rb[s].y, yb.x, yb.y);
+            mma16816<T>(acc1[s], ra[s].z, rb[s].z, ra[s].w, rb[s].w, yb.z, yb.w);
+          }
+        }
+        xpa += step;
+        xpb += step;
+      }
+      if (nspan > nfull) {
+        /* a last, partial span (k1 - k0 not a multiple of 32): W's 8 k of
+         * rows g and g + 8 of each A tile, element-wise */
+        const int64_t kp = first + nfull * step + 8 * t;
+        const int valid = clamp8(k1 - kp);
+        const uint4 ya = xa ? load8(pa + kp - 8 * t, valid, true) : zero;
+        const uint4 yb = xb ? load8(pb + kp - 8 * t, valid, true) : zero;
+#pragma unroll
+        for (int s = 0; s < NT; s++) {
+          const int64_t ja = j0 + 16 * s + g, jb = ja + 8;
+          const uint4 ra = ja < P.nb ? load8s(W + kp * P.swp + ja, P.swp, valid, false) : zero;
+          const uint4 rb = jb < P.nb ? load8s(W + kp * P.swp + jb, P.swp, valid, false) : zero;
+          mma16816<T>(acc0[s], ra.x, rb.x, ra.y, rb.y, ya.x, ya.y);
+          mma16816<T>(acc0[s], ra.z, rb.z, ra.w, rb.w, ya.z, ya.w);
+          if (TWO) {
+            mma16816<T>(acc1[s], ra.x, rb.x, ra.y, rb.y, yb.x, yb.y);
+            mma16816<T>(acc1[s], ra.z, rb.z, ra.w, rb.w, yb.z, yb.w);
+          }
+        }
+      }
+      cp_async_wait<0>();
+      __syncthreads(); /* every warp is done with the ring: red may use it */
+      /* accumulator (m16n8) of A tile s: c0, c1 at row 16 s + g, columns
+       * 2t, 2t + 1; c2, c3 at row 16 s + g + 8 */
+#pragma unroll
+      for (int s = 0; s < NT; s++) {
+        red[warp][2 * t][16 * s + g] = acc0[s][0];
+        red[warp][2 * t + 1][16 * s + g] = acc0[s][1];
+        red[warp][2 * t][16 * s + g + 8] = acc0[s][2];
+        red[warp][2 * t + 1][16 * s + g + 8] = acc0[s][3];
+        if (TWO) {
+          red[warp][8 + 2 * t][16 * s + g] = acc1[s][0];
+          red[warp][9 + 2 * t][16 * s + g] = acc1[s][1];
+          red[warp][8 + 2 * t][16 * s + g + 8] = acc1[s][2];
+          red[warp][9 + 2 * t][16 * s + g + 8] = acc1[s][3];
+        }
+      }
+      __syncthreads();
+      decode_store<R>(P, red, bt, grp, sp);
+      __syncthreads(); /* the ring free for the next unit */
+    }
+  }
+}
+
+/* ns <= 8: two blocks per SM; ns > 8: one (as wmma_decode) */
+template <typename T, bool TWO, int MINB>
+__global__ void __launch_bounds__(kThreads, MINB) wmma_decode_knw(SkinnyParams P) {
+  if constexpr (kSm80) decode_knw_body<T, TWO>(P);
   else __trap();
 }
 
@@ -1121,10 +1317,14 @@ const skinny_fn kDecode[2][3] = {
     {wmma_decode<__half, false, 2>, wmma_decode<__half, true, 1>, wmma_decode<__half, true, 2>},
     {wmma_decode<__nv_bfloat16, false, 2>, wmma_decode<__nv_bfloat16, true, 1>,
      wmma_decode<__nv_bfloat16, true, 2>}};
-/* W read with its rows contiguous, k strided (x B): [dtype][ns > 8] */
+/* W read with its rows contiguous, k strided (x B), 16-row tiles: [dtype][ns > 8] */
 const skinny_fn kDecodeKN[2][2] = {
     {wmma_decode<__half, false, 2, true>, wmma_decode<__half, true, 1, true>},
     {wmma_decode<__nv_bfloat16, false, 2, true>, wmma_decode<__nv_bfloat16, true, 1, true>}};
+/* x B, 64-row tiles: [dtype][ns > 8] */
+const skinny_fn kDecodeKNW[2][2] = {
+    {wmma_decode_knw<__half, false, 2>, wmma_decode_knw<__half, true, 1>},
+    {wmma_decode_knw<__nv_bfloat16, false, 2>, wmma_decode_knw<__nv_bfloat16, true, 1>}};
 
 size_t skinny_smem(int wk, int bnw, int stages) {
   const int bk = kSkinnyTile / bnw;
@@ -1203,6 +1403,47 @@ gko_status_t decode_fit(const void *fn, int optin, cudaFuncAttributes *fa, int *
   if (e != cudaSuccess)
     return gk_cuda_fail(e, "cudaOccupancyMaxActiveBlocksPerMultiprocessor (WMMA decode kernel)");
   return GKO_STATUS_SUCCESS;
+}
+
+/* DECODE: warps per tile, tiles per block and k splits for `tiles` tiles
+ * on `sms` SMs holding `occ` blocks each. */
+struct DecodeShape {
+  int kw, per;
+  int64_t splits;
+};
+DecodeShape decode_shape(int64_t tiles, int occ, int sms, int64_t k) {
+  /* Warps per tile (kw, taking its k spans in turn): the most, up
+   * to 8, with which all the tiles' warps are resident at once (one wave:
+   * every warp streams the same amount at the same rate, no tail); when
+   * even 8 warps per tile fill at most half the GPU's warp slots, k is
+   * split across blocks too: as many splits as still fit one wave (each
+   * at least 8 spans long).  Rounding the split count up instead left a
+   * second, partial wave: 384 blocks for 264 places at 1 x 2048, 1.5x
+   * the time of cuBLASLt. */
+  const int64_t slots = (int64_t)occ * sms * kDecodeWarps;
+  int kw = kDecodeWarps;
+  while (kw > 1 && tiles * kw > slots) kw /= 2;
+  int64_t splits = 1;
+  if (kw == kDecodeWarps && 2 * tiles * kDecodeWarps <= slots) {
+    splits = slots / (tiles * kDecodeWarps);
+    const int64_t most = k / (kDecodeWarps * kDecodeSpan);
+    if (splits > most) splits = most;
+    if (splits > 64) splits = 64;
+    if (splits < 1) splits = 1;
+  }
+  /* Tiles per block: 8 / kw, unless that leaves SMs without a block
+   * (16 x 11008 at ns > 8: 688 tiles, kw = 1, one block per SM: 86 blocks
+   * of 8 tiles on 132 SMs); then the fewest per block that still fit one
+   * wave (6: 115 blocks), the block's other warps idle. */
+  int per = kDecodeWarps / kw;
+  if (splits == 1) {
+    const int64_t room = (int64_t)occ * sms;
+    if ((tiles + per - 1) / per < room) {
+      const int64_t even = (tiles + room - 1) / room;
+      if (even < per) per = (int)even;
+    }
+  }
+  return DecodeShape{kw, per, splits};
 }
 
 } // namespace
@@ -1336,6 +1577,7 @@ extern "C" gko_status_t gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_
   cfg->decode = 0;
   cfg->dpdl_ok = 0;
   cfg->dsplits = 1;
+  cfg->drows = kDecodeRows;
   cfg->dkchunk = p->k;
   if (cfg->kind != GK_WMMA_SKINNY || cc < 80 || p->k <= 0 || !gk_wmma_decode_layout_ok(p))
     return GKO_STATUS_SUCCESS;
@@ -1355,7 +1597,8 @@ extern "C" gko_status_t gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_
   if (st) return st;
   if (occ <= 0) return GKO_STATUS_SUCCESS; /* does not fit: SKINNY stays */
   if (sms < 1) sms = 1;
-  const int64_t tiles = (s.nb + kDecodeRows - 1) / kDecodeRows * p->batch;
+  int rows = kDecodeRows;
+  int64_t tiles = (s.nb + rows - 1) / rows * p->batch;
   /* ns > 8 with more than half as many tiles as warp slots (each tile
    * would get one warp): the variant with two blocks per SM, if it has
    * them.  H200, graph us, one block -> two: 16 x 11008 34.0 -> 29.6,
@@ -1374,38 +1617,32 @@ extern "C" gko_status_t gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_
       occ = occ2;
     }
   }
-  /* Warps per 16-row tile (kw, taking its k spans in turn): the most, up
-   * to 8, with which all the tiles' warps are resident at once (one wave:
-   * every warp streams the same amount at the same rate, no tail); when
-   * even 8 warps per tile fill at most half the GPU's warp slots, k is
-   * split across blocks too: as many splits as still fit one wave (each
-   * at least 8 spans long).  Rounding the split count up instead left a
-   * second, partial wave: 384 blocks for 264 places at 1 x 2048, 1.5x
-   * the time of cuBLASLt. */
-  const int64_t slots = (int64_t)occ * sms * kDecodeWarps;
-  int kw = kDecodeWarps;
-  while (kw > 1 && tiles * kw > slots) kw /= 2;
-  int64_t splits = 1;
-  if (kw == kDecodeWarps && 2 * tiles * kDecodeWarps <= slots) {
-    splits = slots / (tiles * kDecodeWarps);
-    const int64_t most = p->k / (kDecodeWarps * kDecodeSpan);
-    if (splits > most) splits = most;
-    if (splits > 64) splits = 64;
-    if (splits < 1) splits = 1;
-  }
-  /* Tiles per block: 8 / kw, unless that leaves SMs without a block
-   * (16 x 11008 at ns > 8: 688 tiles, kw = 1, one block per SM: 86 blocks
-   * of 8 tiles on 132 SMs); then the fewest per block that still fit one
-   * wave (6: 115 blocks), the block's other warps idle. */
-  int per = kDecodeWarps / kw;
-  if (splits == 1) {
-    const int64_t room = (int64_t)occ * sms;
-    if ((tiles + per - 1) / per < room) {
-      const int64_t even = (tiles + room - 1) / room;
-      if (even < per) per = (int)even;
+  DecodeShape ds = decode_shape(tiles, occ, sms, p->k);
+  /* x B: the kernel with 64-row tiles (128-byte k lines) where it needs no
+   * k split, or where both need one and ns <= 8; else 16-row tiles.  H200,
+   * graph us, 16 -> 64 rows: m <= 8 at 8192-14336 rows 1.00-1.18x faster
+   * (1 x 11008 29.6 -> 26.3), at 1024 and 2048 rows 1.06-1.14x (both split
+   * k); slower where only the 64-row tiles would split k (1 x 4096 13.8 ->
+   * 14.5, 16 x 2048 10.5 -> 12.0) and at 16 x 1024 (9.5 -> 10.1;
+   * docs/performance.md). */
+  if (!s.wk) {
+    const void *fnw = (const void *)kDecodeKNW[dt][var];
+    cudaFuncAttributes faw;
+    int occw = 0;
+    if ((st = decode_fit(fnw, optin, &faw, &occw))) return st;
+    if (occw > 0) {
+      const int64_t tw = (s.nb + kDecodeKnRows - 1) / kDecodeKnRows * p->batch;
+      const DecodeShape dw = decode_shape(tw, occw, sms, p->k);
+      if (dw.splits == 1 || (s.ns <= 8 && ds.splits > 1)) {
+        rows = kDecodeKnRows;
+        tiles = tw;
+        ds = dw;
+        fa = faw;
+        occ = occw;
+      }
     }
   }
-  int64_t chunk = (p->k + splits - 1) / splits;
+  int64_t chunk = (p->k + ds.splits - 1) / ds.splits;
   chunk = (chunk + kDecodeSpan - 1) / kDecodeSpan * kDecodeSpan;
   cfg->decode = 1;
   /* griddepcontrol exists in the sm_90+ code only: a build without it
@@ -1413,8 +1650,9 @@ extern "C" gko_status_t gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_
    * not be launched with programmatic stream serialization */
   cfg->dpdl_ok = cc >= 90 && fa.ptxVersion >= 90;
   cfg->dvar = var;
-  cfg->dkw = kw;
-  cfg->dper = per;
+  cfg->drows = rows;
+  cfg->dkw = ds.kw;
+  cfg->dper = ds.per;
   cfg->dkchunk = chunk;
   cfg->dsplits = (int)((p->k + chunk - 1) / chunk);
   cfg->dblocks_per_sm = occ;
@@ -1494,7 +1732,7 @@ extern "C" gko_status_t gk_wmma_launch(const gk_wmma_problem *p, const gk_wmma_c
   P.vec_x = x_vec;
   void *args[] = {&P};
   if (cfg->decode && w_vec && x_vec) {
-    P.tiles = (s.nb + kDecodeRows - 1) / kDecodeRows;
+    P.tiles = (s.nb + cfg->drows - 1) / cfg->drows;
     P.splits = cfg->dsplits;
     P.kchunk = cfg->dkchunk;
     P.kw = cfg->dkw;
@@ -1514,7 +1752,10 @@ extern "C" gko_status_t gk_wmma_launch(const gk_wmma_problem *p, const gk_wmma_c
       lc.numAttrs = 1;
     }
     e = cudaLaunchKernelExC(
-        &lc, s.wk ? (const void *)kDecode[dt][cfg->dvar] : (const void *)kDecodeKN[dt][cfg->dvar],
+        &lc,
+        s.wk ? (const void *)kDecode[dt][cfg->dvar]
+        : cfg->drows == kDecodeKnRows ? (const void *)kDecodeKNW[dt][cfg->dvar]
+                                      : (const void *)kDecodeKN[dt][cfg->dvar],
         args);
     if (e != cudaSuccess) return gk_cuda_fail(e, "WMMA decode kernel launch");
   } else {

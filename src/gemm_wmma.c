@@ -241,17 +241,18 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
     const int64_t blocks = ceil_div(rows, cfg->bnw) * cfg->splits * wp->batch;
     const char *wname = w_is_b ? "B" : "A"; /* W in the user's naming */
     if (cfg->decode) {
-      const int64_t dblocks = ceil_div(ceil_div(rows, 16), cfg->dper) * cfg->dsplits *
-                              wp->batch;
+      const int64_t dblocks = ceil_div(ceil_div(rows, cfg->drows), cfg->dper) *
+                              cfg->dsplits * wp->batch;
       why_addf(plan,
                "decode kernel (min(m, n) = %lld <= 16, k contiguous in the small operand, %s "
                "in the large one): the %lld x %lld operand %s streamed once from 16-byte "
                "loads straight into mma.sync m16n8k16 %s (f32 accumulate) through a per-warp "
-               "cp.async ring%s, 16 of its rows per %d warp(s) taking 128-wide k spans in "
+               "cp.async ring%s, %d of its rows per %d warp(s) taking %d-wide k spans in "
                "turn, summed in warp order; ",
                (long long)(wp->m < wp->n ? wp->m : wp->n), wk ? "k" : "its rows",
                (long long)rows, (long long)wp->k, wname, tn,
-               wk ? "" : " (read transposed by ldmatrix)", cfg->dkw);
+               wk ? "" : " (read transposed by ldmatrix)", cfg->drows, cfg->dkw,
+               cfg->drows == 64 ? 32 : 128);
       if (cfg->dvar == 2)
         why_addf(plan, "min(m, n) > 8 kernel capped at 128 registers (two blocks per SM: "
                        "tall W); ");
@@ -260,8 +261,8 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
                  "split-K: k split %d ways (%lld each), f32 partials summed in split order by "
                  "a second kernel (deterministic); ",
                  cfg->dsplits, (long long)cfg->dkchunk);
-      why_addf(plan, "%lld blocks of %d 16-row tile(s) (%d warps busy), %d per SM resident, "
-               "%d SMs; ", (long long)dblocks, cfg->dper, cfg->dper * cfg->dkw,
+      why_addf(plan, "%lld blocks of %d %d-row tile(s) (%d warps busy), %d per SM resident, "
+               "%d SMs; ", (long long)dblocks, cfg->dper, cfg->drows, cfg->dper * cfg->dkw,
                cfg->dblocks_per_sm, h->sm_count);
       if (cfg->dpdl)
         why_addf(plan, "programmatic dependent launch (GKO_GEMM_ATTR_STATIC_OPERANDS: %s "

@@ -206,12 +206,14 @@ typedef struct gk_wmma_config {
   int stages;        /* SKINNY with cp.async: pipeline depth, 4..8 (else 2) */
   int max_stages;    /* SKINNY: the deepest the shared-memory limit allows */
   int blocks_per_sm; /* occupancy of the chosen kernel (plan time) */
-  int decode;        /* SKINNY: the DECODE kernel is usable (sm_80+, W and X
-                        k-contiguous); execute takes it when W and X are
-                        16-byte vectorizable, else the SKINNY configuration */
+  int decode;        /* SKINNY: the DECODE kernel is usable (sm_80+, X
+                        k-contiguous, W k- or row-contiguous); execute takes
+                        it when W and X are 16-byte vectorizable, else the
+                        SKINNY configuration */
   int dsplits;       /* DECODE: k splits */
-  int dkw;           /* DECODE: warps per 16-row tile (1, 2, 4 or 8) */
-  int dper;          /* DECODE: 16-row tiles per block (dper * dkw <= 8) */
+  int drows;         /* DECODE: W's rows per tile: 16, or 64 (x B only) */
+  int dkw;           /* DECODE: warps per tile (1, 2, 4 or 8) */
+  int dper;          /* DECODE: tiles per block (dper * dkw <= 8) */
   int dvar;          /* DECODE: kernel variant (0: min(m, n) <= 8; 1: > 8, one block
                         per SM; 2: > 8 capped at 128 registers, two per SM) */
   int64_t dkchunk;   /* DECODE: k per split, a multiple of 128 */

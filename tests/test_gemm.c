@@ -1634,7 +1634,8 @@ Test(gemm_wmma, skinny_m1_to_16_against_float64, .timeout = 900) {
  * (few rows), batches, m = 1, 8 and 9 (one or two mma column tiles), many
  * rows (2 and 1 warps per 16-row tile; at m > 8 the variant with two blocks
  * per SM where it fits), and an ld that is not a multiple of 8 (the skinny
- * kernel then). */
+ * kernel then).  x B: rows not a multiple of 64 or 8, k with a tail in the
+ * last 32, both tile heights. */
 Test(gemm_wmma, decode_kernel_against_float64, .timeout = 600) {
   T_REQUIRE_GPU();
   uint64_t seed = t_seed();
@@ -1658,7 +1659,7 @@ Test(gemm_wmma, decode_kernel_against_float64, .timeout = 600) {
             {9, 40, 8192, 0, 1, 0, 5, 1, 1},   {8, 1000, 1027, 5, 2, 1, 3, 0, 1},
             {12, 20000, 136, 8, 1, 1, 3, 1, 1}, {3, 2100, 3004, 4, 3, 0, 7, 1, 1},
             {16, 40, 8192, 0, 1, 0, 1, 1, 1}};
-  int bad = 0;
+  int bad = 0, narrow = 0, wide = 0;
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
     const gko_dtype_t ab = cs[i].ab ? GKO_DTYPE_BF16 : GKO_DTYPE_F16;
     gcase c = gc_default(ab, ab, cs[i].m, cs[i].n, cs[i].k);
@@ -1674,8 +1675,19 @@ Test(gemm_wmma, decode_kernel_against_float64, .timeout = 600) {
     plan_why(h, &c, why, sizeof why, NULL);
     cr_expect((strstr(why, "decode kernel") != NULL) == (cs[i].decode && fits), "case %zu: %s",
               i, why);
+    if (cs[i].kn) {
+      wide += strstr(why, "64 of its rows") != NULL;
+      narrow += strstr(why, "16 of its rows") != NULL;
+    }
     bad += run_case(h, &c, NULL, &w);
   }
+  /* x B has two kernels (16- and 64-row tiles), chosen by how each would
+   * fill the GPU: on 100+ SMs these cases take both */
+  int sms = 0;
+  T_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  cr_log_info("x B decode cases: %d with 16-row tiles, %d with 64-row tiles (%d SMs)", narrow,
+              wide, sms);
+  if (fits && sms >= 100) cr_expect(narrow > 0 && wide > 0, "16-row %d, 64-row %d", narrow, wide);
   cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
   ws_free(&w);
   gko_destroy(h);
