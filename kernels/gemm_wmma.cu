@@ -1619,14 +1619,14 @@ extern "C" gko_status_t gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_
   }
   DecodeShape ds = decode_shape(tiles, occ, sms, p->k);
   /* x B: the kernel with 64-row tiles (128-byte k lines) where it needs no
-   * k split; at ns <= 8 also where it splits k at most 2 ways or both
-   * kernels split; else 16-row tiles.  H200, graph us, 16 -> 64 rows:
-   * m <= 8 at 11008 and 14336 rows 1.10-1.18x faster (1 x 11008 29.6 ->
-   * 26.3), at 8192 rows 1.00-1.07x (2 splits), at 1024 and 2048 rows
-   * 1.02-1.14x (both split k); m = 16 at 8192 rows 1.11x; slower at 4096 rows (4 splits: 1 x 4096
-   * 13.8 -> 14.5), at m = 16 where the 64-row tiles split k (16 x 4096
-   * 15.6 -> 16.0, 16 x 2048 10.5 -> 12.0) and at 16 x 1024 (9.5 -> 10.1;
-   * docs/performance.md). */
+   * k split, or where both need one and ns <= 8; else 16-row tiles.  H200,
+   * graph us, 16 -> 64 rows: m <= 8 at 11008 and 14336 rows 1.10-1.18x
+   * faster (1 x 11008 29.6 -> 26.3), at 1024 and 2048 rows 1.02-1.14x
+   * (both split k), m = 16 at 8192 rows 1.11x; slower where only the
+   * 64-row tiles would split k (1 x 4096 13.8 -> 14.5, 16 x 2048 10.5 ->
+   * 12.0) and at 16 x 1024 (9.5 -> 10.1).  At m <= 8 and 8192 rows (64-row
+   * tiles: 2 splits) they were 1.00-1.06x faster from plain launches but
+   * 0.93-0.96x with W static, so the 16-row tiles stay (docs/performance.md). */
   if (!s.wk) {
     const void *fnw = (const void *)kDecodeKNW[dt][var];
     cudaFuncAttributes faw;
@@ -1635,7 +1635,7 @@ extern "C" gko_status_t gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_
     if (occw > 0) {
       const int64_t tw = (s.nb + kDecodeKnRows - 1) / kDecodeKnRows * p->batch;
       const DecodeShape dw = decode_shape(tw, occw, sms, p->k);
-      if (dw.splits == 1 || (s.ns <= 8 && (dw.splits <= 2 || ds.splits > 1))) {
+      if (dw.splits == 1 || (s.ns <= 8 && ds.splits > 1)) {
         rows = kDecodeKnRows;
         tiles = tw;
         ds = dw;
