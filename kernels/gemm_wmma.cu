@@ -835,6 +835,42 @@ __device__ __forceinline__ void mma16816(float (&d)[4], uint32_t a0, uint32_t a1
 #endif
 }
 
+/* DECODE: a warp's k spans of width SPAN in [k0, k1) (warp wk of kw takes
+ * spans wk, wk + kw, ...): the first one's k, the stride between them,
+ * how many there are and how many are whole (a last, partial one -- k1 -
+ * k0 not a multiple of SPAN -- is read directly, element-wise).  None
+ * when the warp has no tile (idle). */
+struct DecodeSpans {
+  int64_t first, step, n, full;
+};
+template <int SPAN>
+__device__ __forceinline__ DecodeSpans decode_spans(int64_t k0, int64_t k1, int kw, int wk,
+                                                    bool busy) {
+  DecodeSpans d;
+  d.step = (int64_t)kw * SPAN;
+  d.first = k0 + (int64_t)wk * SPAN;
+  d.n = busy && d.first < k1 ? (k1 - d.first + d.step - 1) / d.step : 0;
+  d.full = d.n > 0 && k1 - d.first >= SPAN ? (k1 - d.first - SPAN) / d.step + 1 : 0;
+  return d;
+}
+
+/* DECODE: the ring's first kDecodeStages - 1 spans (of nf whole ones) in
+ * flight, one commit group each, then -- once per kernel -- the wait for
+ * the kernels ahead: after it their writes are visible to this grid (PTX
+ * ISA, griddepcontrol), X's __ldg loads included (X was not read before). */
+template <typename Issue>
+__device__ __forceinline__ void decode_prologue(Issue &issue, int nf, bool &waited) {
+#pragma unroll
+  for (int i = 0; i < kDecodeStages - 1; i++) {
+    if (i < nf) issue();
+    cp_async_commit();
+  }
+  if (!waited) {
+    pdl_wait();
+    waited = true;
+  }
+}
+
 /* DECODE: the end of a unit (group grp of P.per tiles of R rows, k split
  * sp), once every warp has put its accumulators in red[warp][i][row]: the
  * kw warps of a tile summed in warp order, then the f32 partials
@@ -911,14 +947,8 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
        * on all 32 banks, four times each (no conflict).  cp.async zero-fills
        * for rows past nb.  X's pieces of a span (L1 / L2 hits) are loaded
        * into registers before waiting for W's. */
-      const int64_t step = (int64_t)kw * kDecodeSpan;
-      const int64_t first = k0 + (int64_t)wk * kDecodeSpan;
-      const int64_t nspan =
-          wt < per && j0 < P.nb && first < k1 ? (k1 - first + step - 1) / step : 0;
-      /* whole spans go through the ring; a last, partial one (k1 - k0 not
-       * a multiple of 128) is read directly, element-wise at the end */
-      const int64_t nfull =
-          nspan > 0 && k1 - first >= kDecodeSpan ? (k1 - first - kDecodeSpan) / step + 1 : 0;
+      const DecodeSpans ks = decode_spans<kDecodeSpan>(k0, k1, kw, wk, wt < per && j0 < P.nb);
+      const int64_t step = ks.step, first = ks.first, nspan = ks.n, nfull = ks.full;
       /* running pointers and 32-bit counters keep the loop's registers for
        * the data (rows past nb: src-size 0, nothing is read) */
       const int nf = (int)nfull;
@@ -967,18 +997,7 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
         ic += KN ? step * P.swp : step;
         ring_in = ring_in + 1 == kDecodeStages ? 0 : ring_in + 1;
       };
-#pragma unroll
-      for (int i = 0; i < kDecodeStages - 1; i++) {
-        if (i < nf) issue();
-        cp_async_commit();
-      }
-      if (!waited) {
-        /* after it, the writes of the kernels ahead are visible to this
-         * grid (PTX ISA, griddepcontrol), X's __ldg loads included: X was
-         * not read before */
-        pdl_wait();
-        waited = true;
-      }
+      decode_prologue(issue, nf, waited);
       /* lane (g, t) takes k piece 4 q + t of rows g and g + 8 (the same k
        * in every row: the MMA pairs W's and X's k slots by t alone), which
        * sits at position 4 (q ^ odd) + t of its row, odd = g & 1 */
@@ -1169,12 +1188,8 @@ __device__ __forceinline__ void decode_knw_body(const SkinnyParams &P) {
       for (int s = 0; s < NT; s++)
 #pragma unroll
         for (int v = 0; v < 4; v++) acc0[s][v] = acc1[s][v] = 0.0f;
-      const int64_t step = (int64_t)kw * SPAN;
-      const int64_t first = k0 + (int64_t)wk * SPAN;
-      const int64_t nspan =
-          wt < per && j0 < P.nb && first < k1 ? (k1 - first + step - 1) / step : 0;
-      const int64_t nfull =
-          nspan > 0 && k1 - first >= SPAN ? (k1 - first - SPAN) / step + 1 : 0;
+      const DecodeSpans ks = decode_spans<SPAN>(k0, k1, kw, wk, wt < per && j0 < P.nb);
+      const int64_t step = ks.step, first = ks.first, nspan = ks.n, nfull = ks.full;
       const int nf = (int)nfull;
       /* rows past nb: src-size 0 (zero-filled, nothing read) */
       const int cbytes = 2 * clamp8(P.nb - j0 - 8 * c);
@@ -1193,15 +1208,7 @@ __device__ __forceinline__ void decode_knw_body(const SkinnyParams &P) {
         ic += step * P.swp;
         ring_in = ring_in + 1 == kDecodeStages ? 0 : ring_in + 1;
       };
-#pragma unroll
-      for (int i = 0; i < kDecodeStages - 1; i++) {
-        if (i < nf) issue();
-        cp_async_commit();
-      }
-      if (!waited) {
-        pdl_wait(); /* as decode_body: X is read after it */
-        waited = true;
-      }
+      decode_prologue(issue, nf, waited);
       const uint16_t *xpa = pa + first, *xpb = pb + first;
       int ring_out = 0;
       for (int i = 0; i < nf; i++) {
