@@ -19,7 +19,8 @@
  * layout) or its rows (x B, B stored [k, n]: read transposed by ldmatrix),
  * with leading dimensions and batch strides that are multiples of 8, the
  * plan's own choice is the DECODE kernel instead (mma.sync fed by a
- * per-warp cp.async ring, 16-row tiles shared by kw warps, k split across
+ * per-warp cp.async ring, 16-row tiles (64-row for some x B shapes)
+ * shared by kw warps, k split across
  * blocks only when the tiles' warps fill less than half the GPU;
  * gk_wmma_decode_config); execute falls back to the SKINNY configuration
  * when the pointers are not 16-byte aligned.

@@ -235,7 +235,7 @@ int gk_wmma_decode_layout_ok(const gk_wmma_problem *p);
 /* Nonzero when a SKINNY problem's W (the operand with more rows) has k
  * contiguous (x W^T); zero when its rows are (x B). */
 int gk_wmma_w_k_contiguous(const gk_wmma_problem *p);
-/* SKINNY plans: fills cfg->decode, dsplits, dkw, dper, dkchunk, dblocks_per_sm
+/* SKINNY plans: fills cfg->decode, dsplits, drows, dkw, dper, dkchunk, dblocks_per_sm
  * for a device of `sms` SMs (decode = 0 where the DECODE kernel does not
  * apply or does not fit).  Sets the kernel's dynamic shared-memory limit.
  * CUDA_ERROR (detail set) when a CUDA call fails. */

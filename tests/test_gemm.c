@@ -1630,8 +1630,8 @@ Test(gemm_wmma, skinny_m1_to_16_against_float64, .timeout = 900) {
 
 /* The decode kernel (sm_80+, x W^T with k contiguous in both operands, and
  * x B with B's rows contiguous): the plan names it; decode shapes, k with
- * a tail in the last 8 (vectors read partly past k must not be), padded ld, rows not a multiple of 16, k split
- * (few rows), batches, m = 1, 8 and 9 (one or two mma column tiles), many
+ * a tail in the last 8 (vectors read partly past k must not be), padded
+ * ld, rows not a multiple of 16, k split (few rows), batches, m = 1, 8 and 9 (one or two mma column tiles), many
  * rows (2 and 1 warps per 16-row tile; at m > 8 the variant with two blocks
  * per SM where it fits), and an ld that is not a multiple of 8 (the skinny
  * kernel then).  x B: rows not a multiple of 64 or 8, k with a tail in the
