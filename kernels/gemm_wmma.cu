@@ -755,8 +755,8 @@ __global__ void __launch_bounds__(kThreads) skinny_reduce(SkinnyParams P) {
  * The skinny case again (ns <= 16 rows of X against the nb x k weights W),
  * on sm_80+ when X has k contiguous and W either k (the nn.Linear layout,
  * y = x W^T) or its rows (KN: y = x B, B stored [k, n]; the ring then
- * holds k lines of 16 rows, read transposed by ldmatrix), with 16-byte
- * vectors.  Each warp feeds mma.sync m16n8k16 (PTX
+ * holds k lines of 16 rows, read transposed by ldmatrix; decode_knw_body,
+ * below, the same with 64-row tiles), with 16-byte vectors.  Each warp feeds mma.sync m16n8k16 (PTX
  * ISA, "Matrix fragments for mma.m16n8k16") with W as the A operand (16
  * rows) and X^T as B (8 columns; two MMAs when ns > 8), every operand piece
  * a 16-byte vector.  The trick that makes that possible: a dot product does
