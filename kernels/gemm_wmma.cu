@@ -88,20 +88,18 @@ constexpr int kSkinnyMinStages = 4, kSkinnyMaxStages = 8, kSkinnySyncStages = 2;
 
 /* ---- cp.async (sm_80+) ------------------------------------------------------ */
 
+/* L2LINE: with the hint to fetch the whole 128-byte L2 line around gmem
+ * (PTX ISA, cp.async's .L2::128B prefetch size) */
+template <bool L2LINE = false>
 __device__ __forceinline__ void cp_async16(void *smem, const void *gmem, int src_bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem),
-               "r"(src_bytes));
-#endif
-}
-/* the same with the hint to fetch the whole 128-byte L2 line around gmem
- * (PTX ISA, cp.async's .L2::128B prefetch size) */
-__device__ __forceinline__ void cp_async16_l2line(void *smem, const void *gmem, int src_bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem),
-               "r"(src_bytes));
+  if constexpr (L2LINE)
+    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem),
+                 "r"(src_bytes));
+  else
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem),
+                 "r"(src_bytes));
 #endif
 }
 __device__ __forceinline__ void cp_async_commit() {
@@ -987,7 +985,7 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
 #pragma unroll
         for (int i = 0; i < 8; i++) {
           if (KN) {
-            cp_async16_l2line((i & 1 ? cdst_odd + so : slot) + i * 32, kbytes ? src : W, kbytes);
+            cp_async16<true>((i & 1 ? cdst_odd + so : slot) + i * 32, kbytes ? src : W, kbytes);
           } else {
             const bool v = (vrows >> i) & 1;
             cp_async16(slot + i * 32, v ? src : W, v ? 16 : 0);
