@@ -1143,7 +1143,7 @@ __global__ void __launch_bounds__(kThreads, MINB) wmma_decode(SkinnyParams P) {
  *   W's k = 8 t + 4 m + {0, 1} (matrices 0, 1: rows g and g + 8) and
  *   + {2, 3} (matrices 2, 3) -- the k slots decode_body gives the same
  *   lane, matched by X's 16-byte piece at 8 t. */
-constexpr int kDecodeKnRows = 64, kDecodeKnSpan = 32, kDecodeKnTiles = kDecodeKnRows / 16;
+constexpr int kDecodeKnRows = 64, kDecodeKnSpan = 32;
 static_assert(kDecodeWarps * kDecodeKnSpan * kDecodeKnRows * 2 * kDecodeStages == kDecodeSmem,
               "the x B ring has the same slots as decode_body's");
 static_assert(sizeof(float) * kDecodeWarps * 16 * (kDecodeKnRows + 1) <= kDecodeSmem,
@@ -1151,7 +1151,7 @@ static_assert(sizeof(float) * kDecodeWarps * 16 * (kDecodeKnRows + 1) <= kDecode
 
 template <typename T, bool TWO>
 __device__ __forceinline__ void decode_knw_body(const SkinnyParams &P) {
-  constexpr int R = kDecodeKnRows, SPAN = kDecodeKnSpan, NT = kDecodeKnTiles;
+  constexpr int R = kDecodeKnRows, SPAN = kDecodeKnSpan, NT = R / 16; /* A tiles per warp */
   pdl_launch_dependents(); /* as decode_body */
   bool waited = false;
   extern __shared__ __align__(16) unsigned char decode_raw[];
