@@ -77,8 +77,23 @@ constexpr int64_t kMaxGridX = 2147483647;
 constexpr int64_t kMaxGridY = 65535;
 
 /* ---- TILED geometry ---- */
-constexpr int BM = 128, BN = 128, BK = 32;
-constexpr int kAsyncStages = 4, kSyncStages = 2;
+/* Tiled kernel's block tile: WM x (8 / WM) warps, each 64 rows x 16 FJ
+ * columns of D (4 x FJ accumulator fragments); BK-wide k tiles, S stages. */
+template <int WM, int FJ, int BK_, int S_>
+struct TiledCfg {
+  static constexpr int BM = 64 * WM, BN = 16 * FJ * (8 / WM), BK = BK_, S = S_;
+};
+/* Register prefetch (sm_70/75) and cp.async (sm_80+) take the same tile.
+ * Measured against it on the H200 (docs/performance.md, "The tiled WMMA
+ * kernel: copy arithmetic out of the main loop"): 128 x 256 and
+ * 256 x 128 tiles (64 x 64 per warp, one block per SM) were 1.3x slower
+ * at 4096^3; BK = 64 with 3 stages was 2-6 % faster at 4096^3 and 8192^3
+ * but 3 % slower at BERT FFN1, and needs 110 KB per block, over sm_86/89's
+ * 99 KB. */
+using SyncCfg = TiledCfg<2, 2, 32, 2>;
+using AsyncCfg = TiledCfg<2, 2, 32, 4>;
+template <bool ASYNC>
+using CfgOf = typename std::conditional<ASYNC, AsyncCfg, SyncCfg>::type;
 constexpr int kScratchLd = 64 + 4; /* epilogue staging: 64 rows, f32 */
 
 /* ---- SKINNY geometry: bk = kSkinnyTile / bnw, so a W tile is 8 KB; the
@@ -308,6 +323,46 @@ struct Tile {
       cp_async16(s + line * kLd + cv, src, valid * 2);
     }
   }
+  /* Whole k tiles: where k runs (along the lines when KLINE, else along
+   * the contiguous dimension) every vector is in range, so a thread's
+   * sources move by a fixed offset per k tile.  The other dimension's bounds
+   * are applied once per block tile, here: each vector's source at k tile 0
+   * and its byte count (16, a partial vector at the edge, or 0; a vector
+   * out of range points at line or column 0, so every source stays inside
+   * the operand).  This saves the 64-bit index and bound arithmetic of
+   * async() on every copy. */
+  static constexpr int kLinesPerPass = kThreads / kVpl;
+  static_assert(kThreads % kVpl == 0, "a thread's vectors share their column");
+  struct Cursor {
+    const uint16_t *p[kNv];
+    int bytes[kNv];
+  };
+  template <bool KLINE>
+  __device__ static Cursor cursor(const uint16_t *g, int64_t ld, int64_t line0, int64_t c0,
+                                  int64_t lines_end, int64_t cont_end) {
+    const int line = threadIdx.x / kVpl, cv = (threadIdx.x % kVpl) * 8;
+    Cursor c;
+#pragma unroll
+    for (int v = 0; v < kNv; v++) {
+      int64_t gl = line0 + line + v * kLinesPerPass, gc = c0 + cv;
+      if constexpr (KLINE) {
+        c.bytes[v] = 2 * clamp8(cont_end - gc);
+        if (!c.bytes[v]) gc = 0;
+      } else {
+        c.bytes[v] = gl < lines_end ? 16 : 0;
+        if (!c.bytes[v]) gl = 0;
+      }
+      c.p[v] = g + gl * ld + gc;
+    }
+    return c;
+  }
+  /* koff: elements from the cursor's k tile 0 to this one */
+  __device__ static void async_whole(uint16_t *s, const Cursor &c, int64_t koff) {
+    const int line = threadIdx.x / kVpl, cv = (threadIdx.x % kVpl) * 8;
+#pragma unroll
+    for (int v = 0; v < kNv; v++)
+      cp_async16(s + (line + v * kLinesPerPass) * kLd + cv, c.p[v] + koff, c.bytes[v]);
+  }
   __device__ static void load(uint4 (&r)[kNv], const uint16_t *g, int64_t ld, int64_t line0,
                               int64_t c0, int64_t lines_end, int64_t cont_end, bool vec) {
 #pragma unroll
@@ -331,10 +386,10 @@ struct Tile {
  * col_major; OPA 1: stored k x m (k contiguous): tile [BM][BK], row_major.
  * OPB 0: B stored k x n (k contiguous): tile [BN][BK], col_major; OPB 1:
  * stored n x k (n contiguous): tile [BK][BN], row_major. */
-template <int OPA, int OPB>
+template <typename C, int OPA, int OPB>
 struct TiledLayout {
-  using TA = typename std::conditional<OPA == 0, Tile<BK, BM>, Tile<BM, BK>>::type;
-  using TB = typename std::conditional<OPB == 0, Tile<BN, BK>, Tile<BK, BN>>::type;
+  using TA = typename std::conditional<OPA == 0, Tile<C::BK, C::BM>, Tile<C::BM, C::BK>>::type;
+  using TB = typename std::conditional<OPB == 0, Tile<C::BN, C::BK>, Tile<C::BK, C::BN>>::type;
   using FA = typename std::conditional<OPA == 0, wmma::col_major, wmma::row_major>::type;
   using FB = typename std::conditional<OPB == 0, wmma::col_major, wmma::row_major>::type;
   static constexpr int kStage = TA::kElems + TB::kElems; /* elements per stage */
@@ -342,19 +397,24 @@ struct TiledLayout {
 
 template <int OPA, int OPB, bool ASYNC>
 constexpr size_t tiled_smem() {
-  return (size_t)TiledLayout<OPA, OPB>::kStage * 2 * (ASYNC ? kAsyncStages : kSyncStages);
+  using C = CfgOf<ASYNC>;
+  return (size_t)TiledLayout<C, OPA, OPB>::kStage * 2 * C::S;
 }
 
 template <typename T, int OPA, int OPB, bool ASYNC>
 __device__ __forceinline__ void tiled_body(const TiledParams &P) {
-  using L = TiledLayout<OPA, OPB>;
+  using C = CfgOf<ASYNC>;
+  using L = TiledLayout<C, OPA, OPB>;
   using TA = typename L::TA;
   using TB = typename L::TB;
-  constexpr int S = ASYNC ? kAsyncStages : kSyncStages;
+  constexpr int S = C::S, BM = C::BM, BN = C::BN, BK = C::BK;
+  constexpr int WM = BM / 64, WN = BN / (8 / WM), FJ = WN / 16; /* warps along m; warp tile n */
+  static_assert(sizeof(float) * (kThreads / 32) * 16 * kScratchLd <= tiled_smem<OPA, OPB, ASYNC>(),
+                "epilogue scratch within the stages");
   extern __shared__ __align__(128) unsigned char smem_raw[];
   uint16_t *sm = reinterpret_cast<uint16_t *>(smem_raw);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int wm = warp & 1, wn = warp >> 1; /* warp tile: rows wm*64, cols wn*32 */
+  const int wm = warp % WM, wn = warp / WM; /* warp tile: rows wm*64, cols wn*WN */
   const int64_t tiles = P.tiles_m * P.tiles_n;
   const int64_t KT = (P.k + BK - 1) / BK;
   Epi e{P.c, P.d, P.bias, P.alpha, P.c ? P.beta : 0.0f, P.act, P.cd};
@@ -369,16 +429,30 @@ __device__ __forceinline__ void tiled_body(const TiledParams &P) {
       const int64_t tm = first + inner % gsz, tn = inner / gsz;
       const int64_t m0 = tm * BM, n0 = tn * BN;
 
-      wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[4][2];
+      wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[4][FJ];
 #pragma unroll
       for (int i = 0; i < 4; i++)
 #pragma unroll
-        for (int j = 0; j < 2; j++) wmma::fill_fragment(acc[i][j], 0.0f);
+        for (int j = 0; j < FJ; j++) wmma::fill_fragment(acc[i][j], 0.0f);
 
-      /* loads of k tile kt into stage st */
+      /* loads of k tile kt into stage st; OPA 0 / OPB 1 tiles take k along
+       * their lines */
+      typename TA::Cursor ca;
+      typename TB::Cursor cb;
+      if constexpr (ASYNC) {
+        if (OPA == 0) ca = TA::template cursor<true>(A, P.lda, 0, m0, P.k, P.m);
+        else ca = TA::template cursor<false>(A, P.lda, m0, 0, P.m, P.k);
+        if (OPB == 0) cb = TB::template cursor<false>(B, P.ldb, n0, 0, P.n, P.k);
+        else cb = TB::template cursor<true>(B, P.ldb, 0, n0, P.k, P.n);
+      }
       auto issue_async = [&](int st, int64_t kt) {
         uint16_t *sa = sm + st * L::kStage, *sb = sa + TA::kElems;
         const int64_t k0 = kt * BK;
+        if (k0 + BK <= P.k) {
+          TA::async_whole(sa, ca, OPA == 0 ? k0 * P.lda : k0);
+          TB::async_whole(sb, cb, OPB == 0 ? k0 : k0 * P.ldb);
+          return;
+        }
         if (OPA == 0) TA::async(sa, A, P.lda, k0, m0, P.k, P.m);
         else TA::async(sa, A, P.lda, m0, k0, P.m, P.k);
         if (OPB == 0) TB::async(sb, B, P.ldb, n0, k0, P.n, P.k);
@@ -402,10 +476,10 @@ __device__ __forceinline__ void tiled_body(const TiledParams &P) {
         const T *sb = sa + TA::kElems;
 #pragma unroll
         for (int ks = 0; ks < BK / 16; ks++) {
-          wmma::fragment<wmma::matrix_b, 16, 16, 16, T, typename L::FB> fb[2];
+          wmma::fragment<wmma::matrix_b, 16, 16, 16, T, typename L::FB> fb[FJ];
 #pragma unroll
-          for (int j = 0; j < 2; j++) {
-            const int col = wn * 32 + j * 16;
+          for (int j = 0; j < FJ; j++) {
+            const int col = wn * WN + j * 16;
             const T *p = OPB == 0 ? sb + col * TB::kLd + ks * 16 : sb + ks * 16 * TB::kLd + col;
             wmma::load_matrix_sync(fb[j], p, TB::kLd);
           }
@@ -416,7 +490,7 @@ __device__ __forceinline__ void tiled_body(const TiledParams &P) {
             const T *p = OPA == 0 ? sa + ks * 16 * TA::kLd + row : sa + row * TA::kLd + ks * 16;
             wmma::load_matrix_sync(fa, p, TA::kLd);
 #pragma unroll
-            for (int j = 0; j < 2; j++) wmma::mma_sync(acc[i][j], fa, fb[j], acc[i][j]);
+            for (int j = 0; j < FJ; j++) wmma::mma_sync(acc[i][j], fa, fb[j], acc[i][j]);
           }
         }
       };
@@ -462,7 +536,7 @@ __device__ __forceinline__ void tiled_body(const TiledParams &P) {
                                      : nullptr;
       eb.bias = bias;
 #pragma unroll
-      for (int j = 0; j < 2; j++) {
+      for (int j = 0; j < FJ; j++) {
 #pragma unroll
         for (int i = 0; i < 4; i++)
           wmma::store_matrix_sync(scr + i * 16, acc[i][j], kScratchLd, wmma::mem_col_major);
@@ -470,7 +544,7 @@ __device__ __forceinline__ void tiled_body(const TiledParams &P) {
 #pragma unroll
         for (int q = 0; q < 4; q++) {
           const int c = cc + 4 * q;
-          const int64_t col = n0 + wn * 32 + j * 16 + c;
+          const int64_t col = n0 + wn * WN + j * 16 + c;
           if (nvalid > 0 && col < P.n) {
             float v[8];
             const float4 *s4 = reinterpret_cast<const float4 *>(scr + c * kScratchLd + rg * 8);
@@ -1684,18 +1758,19 @@ extern "C" gko_status_t gk_wmma_launch(const gk_wmma_problem *p, const gk_wmma_c
     P.lda = p->lda, P.ldb = p->ldb, P.ldc = p->ldc, P.ldd = p->ldd;
     P.sa = p->stride_a, P.sb = p->stride_b, P.sc = p->stride_c, P.sd = p->stride_d;
     P.sbias = p->stride_bias;
-    P.tiles_m = (p->m + BM - 1) / BM;
-    P.tiles_n = (p->n + BN - 1) / BN;
+    P.vec_a = vec16(a, p->lda, p->stride_a, p->batch);
+    P.vec_b = vec16(b, p->ldb, p->stride_b, p->batch);
+    const int async = cfg->async_ok && P.vec_a && P.vec_b;
+    const int bm = async ? AsyncCfg::BM : SyncCfg::BM, bn = async ? AsyncCfg::BN : SyncCfg::BN;
+    P.tiles_m = (p->m + bm - 1) / bm;
+    P.tiles_n = (p->n + bn - 1) / bn;
     P.alpha = alpha;
     P.beta = beta;
     P.act = p->act;
     P.cd = p->cd_dtype;
     P.bias_mode = bias ? (p->bias_on_rows ? 1 : 2) : 0;
-    P.vec_a = vec16(a, p->lda, p->stride_a, p->batch);
-    P.vec_b = vec16(b, p->ldb, p->stride_b, p->batch);
     P.vec_c = vec_cd(c, p->cd_dtype, p->ldc, p->stride_c, p->batch);
     P.vec_d = vec_cd(d, p->cd_dtype, p->ldd, p->stride_d, p->batch);
-    const int async = cfg->async_ok && P.vec_a && P.vec_b;
     int64_t gx = P.tiles_m * P.tiles_n;
     if (gx > kMaxGridX) gx = kMaxGridX;
     void *args[] = {&P};
