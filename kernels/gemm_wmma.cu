@@ -7,15 +7,19 @@
  * Two kernels, one file (llm.c style: the simple structure first).
  *
  * 1. TILED: 128 x 128 block tiles, k in steps of 32, 8 warps of 64 x 32
- *    (4 x 2 WMMA 16x16x16 fragments each).  Operand tiles are staged in
- *    shared memory in the layout they have in global memory (the contiguous
- *    dimension stays contiguous, so 16-byte loads fill it), rows padded by
- *    8 elements (16 bytes) so that the 8 rows a WMMA load touches fall in
- *    different banks.  The fragment layout follows (row_major or col_major
- *    per operand and transpose: the OPA/OPB template parameters).
+ *    (4 x 2 WMMA 16x16x16 fragments each, or 4 x 4 mma.sync m16n8k16
+ *    tiles).  Operand tiles are staged in shared memory in the layout they
+ *    have in global memory (the contiguous dimension stays contiguous, so
+ *    16-byte loads fill it), rows padded by 8 elements (16 bytes) so that
+ *    the 8 rows a fragment load touches fall in different banks.  The
+ *    fragment layout follows (row_major or col_major per operand and
+ *    transpose: the OPA/OPB template parameters).
  *      ASYNC (sm_80+, A and B 16-byte vectorizable): a 4-stage cp.async
- *        pipeline; edges by cp.async's zero-fill (src-size < 16).
- *      otherwise: 2 stages with register prefetch -- the next tile's global
+ *        pipeline; edges by cp.async's zero-fill (src-size < 16); each
+ *        copy's source set once per block tile; fragments read by
+ *        ldmatrix (.trans where the operand's layout needs it) into
+ *        mma.sync m16n8k16.
+ *      otherwise: WMMA; 2 stages with register prefetch -- the next tile's global
  *        loads are issued before the current tile's MMAs and stored to
  *        shared memory after them; 16-byte loads where the vector is whole
  *        and aligned, predicated scalar loads elsewhere (any m, n, k, ld,
@@ -172,6 +176,58 @@ __device__ __forceinline__ uint4 load8s(const uint16_t *p, int64_t stride, int v
 }
 
 __device__ __forceinline__ int clamp8(int64_t v) { return v <= 0 ? 0 : v >= 8 ? 8 : (int)v; }
+
+/* ---- mma.sync and ldmatrix (sm_80+) -------------------------------------------- */
+
+/* D += A B, m16n8k16 (PTX ISA, mma.sync), f32 accumulate: lane (g = lane / 4,
+ * t = lane % 4) holds a0..a3 = A(g, 2t..), A(g + 8, 2t..), A(g, 2t + 8..),
+ * A(g + 8, 2t + 8..), b0, b1 = B(2t.., g), B(2t + 8.., g) and d = D(g, 2t),
+ * D(g, 2t + 1), D(g + 8, 2t), D(g + 8, 2t + 1). */
+template <typename T>
+__device__ __forceinline__ void mma16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
+                                         uint32_t a3, uint32_t b0, uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (std::is_same<T, __half>::value)
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  else
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#endif
+}
+
+/* ldmatrix.x4.trans (sm_75+; PTX ISA "ldmatrix"): four 8 x 8 matrices of
+ * 16-bit elements, lanes 8 i .. 8 i + 7 giving the shared addresses of
+ * matrix i's 16-byte rows; lane (g, t) receives of matrix i the elements
+ * (row 2t, column g) and (row 2t + 1, column g) -- the transposed
+ * matrix's A-fragment pair. */
+[[maybe_unused]] __device__ __forceinline__ void ldsm_x4_trans(unsigned addr, uint32_t &r0,
+                                                               uint32_t &r1, uint32_t &r2,
+                                                               uint32_t &r3) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(addr));
+#endif
+}
+
+/* ldmatrix.x4 (sm_75+; PTX ISA "ldmatrix"): the same, not transposed:
+ * lane (g, t) receives of matrix i the elements (row g, columns 2t and
+ * 2t + 1). */
+[[maybe_unused]] __device__ __forceinline__ void ldsm_x4(unsigned addr, uint32_t &r0, uint32_t &r1,
+                                                         uint32_t &r2, uint32_t &r3) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(addr));
+#endif
+}
 
 /* ---- epilogue ------------------------------------------------------------------- */
 
@@ -395,6 +451,15 @@ struct TiledLayout {
   static constexpr int kStage = TA::kElems + TB::kElems; /* elements per stage */
 };
 
+template <int FJ>
+struct WmmaAcc {
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> f[4][FJ];
+};
+template <int FJ>
+struct PtxAcc {
+  float x[4][2 * FJ][4];
+};
+
 template <int OPA, int OPB, bool ASYNC>
 constexpr size_t tiled_smem() {
   using C = CfgOf<ASYNC>;
@@ -409,6 +474,12 @@ __device__ __forceinline__ void tiled_body(const TiledParams &P) {
   using TB = typename L::TB;
   constexpr int S = C::S, BM = C::BM, BN = C::BN, BK = C::BK;
   constexpr int WM = BM / 64, WN = BN / (8 / WM), FJ = WN / 16; /* warps along m; warp tile n */
+  /* The cp.async kernel (sm_80+) feeds mma.sync m16n8k16 from ldmatrix
+   * itself: WMMA's bf16 fragment loads compile to generic 32-bit loads and
+   * MOVM transposes, not ldmatrix, and f16 was 3-9 % faster this way too
+   * (H200, docs/performance.md).  The register-prefetch kernel (sm_70/75,
+   * or operands that are not 16-byte vectorizable) stays on WMMA. */
+  constexpr bool PTX = ASYNC;
   static_assert(sizeof(float) * (kThreads / 32) * 16 * kScratchLd <= tiled_smem<OPA, OPB, ASYNC>(),
                 "epilogue scratch within the stages");
   extern __shared__ __align__(128) unsigned char smem_raw[];
@@ -429,11 +500,22 @@ __device__ __forceinline__ void tiled_body(const TiledParams &P) {
       const int64_t tm = first + inner % gsz, tn = inner / gsz;
       const int64_t m0 = tm * BM, n0 = tn * BN;
 
-      wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[4][FJ];
+      /* WMMA fragments, or (PTX) mma.sync m16n8k16 accumulators: x[i][jn]
+       * holds rows i*16.., columns jn*8.. of the warp tile */
+      typename std::conditional<PTX, PtxAcc<FJ>, WmmaAcc<FJ>>::type acc;
+      if constexpr (PTX) {
 #pragma unroll
-      for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 4; i++)
 #pragma unroll
-        for (int j = 0; j < FJ; j++) wmma::fill_fragment(acc[i][j], 0.0f);
+          for (int jn = 0; jn < 2 * FJ; jn++)
+#pragma unroll
+            for (int r = 0; r < 4; r++) acc.x[i][jn][r] = 0.0f;
+      } else {
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+#pragma unroll
+          for (int j = 0; j < FJ; j++) wmma::fill_fragment(acc.f[i][j], 0.0f);
+      }
 
       /* loads of k tile kt into stage st; OPA 0 / OPB 1 tiles take k along
        * their lines */
@@ -474,23 +556,64 @@ __device__ __forceinline__ void tiled_body(const TiledParams &P) {
       auto compute = [&](int st) {
         const T *sa = reinterpret_cast<const T *>(sm + st * L::kStage);
         const T *sb = sa + TA::kElems;
+        if constexpr (PTX) {
+          /* Lane l gives ldmatrix the row address of matrix q = l / 8,
+           * row r = l % 8.  A (16 x 16 at row, k): matrices (rows +0, k +0),
+           * (+8, +0), (+0, +8), (+8, +8) = a0..a3; stored [m][k] (OPA 1)
+           * plainly, stored [k][m] (OPA 0) transposed.  B (k 16 x n 16 at
+           * col): matrices (n +0, k +0), (n +0, k +8), (n +8, k +0),
+           * (n +8, k +8) = b0, b1 of n-block 0, b0, b1 of n-block 1; stored
+           * [n][k] (OPB 0) plainly, [k][n] (OPB 1) transposed. */
+          const int q = lane >> 3, r = lane & 7;
+          const unsigned sa_u = (unsigned)__cvta_generic_to_shared(sa);
+          const unsigned sb_u = (unsigned)__cvta_generic_to_shared(sb);
 #pragma unroll
-        for (int ks = 0; ks < BK / 16; ks++) {
-          wmma::fragment<wmma::matrix_b, 16, 16, 16, T, typename L::FB> fb[FJ];
+          for (int ks = 0; ks < BK / 16; ks++) {
+            uint32_t fb[2 * FJ][2];
 #pragma unroll
-          for (int j = 0; j < FJ; j++) {
-            const int col = wn * WN + j * 16;
-            const T *p = OPB == 0 ? sb + col * TB::kLd + ks * 16 : sb + ks * 16 * TB::kLd + col;
-            wmma::load_matrix_sync(fb[j], p, TB::kLd);
+            for (int j = 0; j < FJ; j++) {
+              const int col = wn * WN + j * 16, k = ks * 16;
+              if constexpr (OPB == 0)
+                ldsm_x4(sb_u + 2 * ((col + r + (q >> 1) * 8) * TB::kLd + k + (q & 1) * 8),
+                        fb[2 * j][0], fb[2 * j][1], fb[2 * j + 1][0], fb[2 * j + 1][1]);
+              else
+                ldsm_x4_trans(sb_u + 2 * ((k + r + (q & 1) * 8) * TB::kLd + col + (q >> 1) * 8),
+                              fb[2 * j][0], fb[2 * j][1], fb[2 * j + 1][0], fb[2 * j + 1][1]);
+            }
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+              const int row = wm * 64 + i * 16, k = ks * 16;
+              uint32_t fa[4];
+              if constexpr (OPA == 1)
+                ldsm_x4(sa_u + 2 * ((row + r + (q & 1) * 8) * TA::kLd + k + (q >> 1) * 8), fa[0],
+                        fa[1], fa[2], fa[3]);
+              else
+                ldsm_x4_trans(sa_u + 2 * ((k + r + (q >> 1) * 8) * TA::kLd + row + (q & 1) * 8),
+                              fa[0], fa[1], fa[2], fa[3]);
+#pragma unroll
+              for (int jn = 0; jn < 2 * FJ; jn++)
+                mma16816<T>(acc.x[i][jn], fa[0], fa[1], fa[2], fa[3], fb[jn][0], fb[jn][1]);
+            }
           }
+        } else {
 #pragma unroll
-          for (int i = 0; i < 4; i++) {
-            wmma::fragment<wmma::matrix_a, 16, 16, 16, T, typename L::FA> fa;
-            const int row = wm * 64 + i * 16;
-            const T *p = OPA == 0 ? sa + ks * 16 * TA::kLd + row : sa + row * TA::kLd + ks * 16;
-            wmma::load_matrix_sync(fa, p, TA::kLd);
+          for (int ks = 0; ks < BK / 16; ks++) {
+            wmma::fragment<wmma::matrix_b, 16, 16, 16, T, typename L::FB> fb[FJ];
 #pragma unroll
-            for (int j = 0; j < FJ; j++) wmma::mma_sync(acc[i][j], fa, fb[j], acc[i][j]);
+            for (int j = 0; j < FJ; j++) {
+              const int col = wn * WN + j * 16;
+              const T *p = OPB == 0 ? sb + col * TB::kLd + ks * 16 : sb + ks * 16 * TB::kLd + col;
+              wmma::load_matrix_sync(fb[j], p, TB::kLd);
+            }
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+              wmma::fragment<wmma::matrix_a, 16, 16, 16, T, typename L::FA> fa;
+              const int row = wm * 64 + i * 16;
+              const T *p = OPA == 0 ? sa + ks * 16 * TA::kLd + row : sa + row * TA::kLd + ks * 16;
+              wmma::load_matrix_sync(fa, p, TA::kLd);
+#pragma unroll
+              for (int j = 0; j < FJ; j++) wmma::mma_sync(acc.f[i][j], fa, fb[j], acc.f[i][j]);
+            }
           }
         }
       };
@@ -537,9 +660,24 @@ __device__ __forceinline__ void tiled_body(const TiledParams &P) {
       eb.bias = bias;
 #pragma unroll
       for (int j = 0; j < FJ; j++) {
+        if constexpr (PTX) {
+          /* D(row, col) of this 64 x 16 column group at scr[col * ld + row]:
+           * lane (g, t) writes rows g, g + 8 of columns 2t, 2t + 1 -- banks
+           * 8t + g, all distinct */
+          const int g = lane >> 2, t = lane & 3;
 #pragma unroll
-        for (int i = 0; i < 4; i++)
-          wmma::store_matrix_sync(scr + i * 16, acc[i][j], kScratchLd, wmma::mem_col_major);
+          for (int i = 0; i < 4; i++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+              const float *x = acc.x[i][2 * j + h];
+              float *o = scr + (h * 8 + 2 * t) * kScratchLd + i * 16 + g;
+              o[0] = x[0], o[kScratchLd] = x[1], o[8] = x[2], o[kScratchLd + 8] = x[3];
+            }
+        } else {
+#pragma unroll
+          for (int i = 0; i < 4; i++)
+            wmma::store_matrix_sync(scr + i * 16, acc.f[i][j], kScratchLd, wmma::mem_col_major);
+        }
         __syncwarp();
 #pragma unroll
         for (int q = 0; q < 4; q++) {
@@ -857,25 +995,6 @@ constexpr int kDecodeStages = 3;
 constexpr size_t kDecodeSmem = (size_t)kDecodeStages * 2 * kDecodeUnroll * kThreads * 16;
 constexpr int kDecodeWarps = kThreads / 32;
 
-template <typename T>
-__device__ __forceinline__ void mma16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
-                                         uint32_t a3, uint32_t b0, uint32_t b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if constexpr (std::is_same<T, __half>::value)
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-  else
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-#endif
-}
-
 /* Programmatic dependent launch (sm_90+; PTX ISA "griddepcontrol"):
  * launch_dependents lets the next kernel of the stream, if it was launched
  * with programmatic stream serialization, start before this one ends; wait
@@ -889,21 +1008,6 @@ __device__ __forceinline__ void mma16816(float (&d)[4], uint32_t a0, uint32_t a1
 [[maybe_unused]] __device__ __forceinline__ void pdl_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-
-/* ldmatrix.x4.trans (sm_75+; PTX ISA "ldmatrix"): four 8 x 8 matrices of
- * 16-bit elements, lanes 8 i .. 8 i + 7 giving the shared addresses of
- * matrix i's 16-byte rows; lane (g, t) receives of matrix i the elements
- * (row 2t, column g) and (row 2t + 1, column g) -- the transposed
- * matrix's A-fragment pair. */
-[[maybe_unused]] __device__ __forceinline__ void ldsm_x4_trans(unsigned addr, uint32_t &r0,
-                                                               uint32_t &r1, uint32_t &r2,
-                                                               uint32_t &r3) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-               : "r"(addr));
 #endif
 }
 

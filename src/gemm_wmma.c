@@ -230,11 +230,11 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
       why_addf(plan, "invariant (GKO_GEMM_ATTR_INVARIANT: the tiled kernel whatever the "
                      "shape, no split-K); ");
     why_addf(plan,
-             "tiled kernel 128x128x32, 8 warps of 64x32 (WMMA 16x16x16 %s, f32 accumulate), "
+             "tiled kernel 128x128x32, 8 warps of 64x32 (%s, %s, f32 accumulate), "
              "%s; %lld x %lld tiles x %lld batches, %d block(s) per SM; ",
-             tn,
+             cfg->async_ok ? "mma.sync m16n8k16 fed by ldmatrix" : "WMMA 16x16x16", tn,
              cfg->async_ok ? "cp.async 4-stage pipeline (plain loads with register prefetch "
-                             "when A or B is not 16-byte vectorizable)"
+                             "and WMMA 16x16x16 when A or B is not 16-byte vectorizable)"
                            : "2 stages with register prefetch (plain loads)",
              (long long)ceil_div(wp->m, 128), (long long)ceil_div(wp->n, 128),
              (long long)wp->batch, cfg->blocks_per_sm);
