@@ -476,7 +476,7 @@ __device__ __forceinline__ void tiled_body(const TiledParams &P) {
   constexpr int WM = BM / 64, WN = BN / (8 / WM), FJ = WN / 16; /* warps along m; warp tile n */
   /* The cp.async kernel (sm_80+) feeds mma.sync m16n8k16 from ldmatrix
    * itself: WMMA's bf16 fragment loads compile to generic 32-bit loads and
-   * MOVM transposes, not ldmatrix, and f16 was 3-9 % faster this way too
+   * MOVM transposes, not ldmatrix, and f16 was 3-4 % faster this way too
    * (H200, docs/performance.md).  The register-prefetch kernel (sm_70/75,
    * or operands that are not 16-byte vectorizable) stays on WMMA. */
   constexpr bool PTX = ASYNC;
