@@ -51,7 +51,7 @@ SRC_C  := $(wildcard src/*.c)
 SRC_CU := $(wildcard kernels/*.cu)
 OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRC_C)) \
        $(patsubst kernels/%.cu,$(BUILD)/obj/%.cu.o,$(SRC_CU))
-HDRS := include/gko.h src/internal.h $(wildcard kernels/*.cuh)
+HDRS := include/gko.h $(wildcard src/*.h kernels/*.h kernels/*.cuh)
 
 SHLIB  := lib/libgko.so.$(VERSION)
 SONAME := libgko.so.$(MAJOR)

@@ -28,7 +28,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
-#include "../src/internal.h"
+#include "sparse.h"
 #include "spmm.cuh"
 
 namespace {

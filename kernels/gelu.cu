@@ -19,7 +19,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include "../src/internal.h"
+#include "gelu.h"
 #include "gelu.cuh"
 
 namespace {

@@ -17,7 +17,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include "../src/internal.h"
+#include "gemm_epilogue.h"
 #include "gelu.cuh"
 
 namespace {

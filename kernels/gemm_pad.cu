@@ -16,7 +16,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "../src/internal.h"
+#include "gemm_pad.h"
 
 namespace {
 

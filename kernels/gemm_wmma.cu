@@ -1,6 +1,6 @@
 /* gemm_wmma.cu -- gko's own Tensor-Core GEMM (nvcuda::wmma, f16/bf16 inputs,
  * f32 accumulation, fused epilogue), in the column-major "lt view" of
- * src/internal.h:
+ * kernels/gemm_wmma.h:
  *
  *   D (m x n) = act(alpha * op(A) op(B) + beta * C + bias)
  *
@@ -56,7 +56,7 @@
 
 #include <type_traits>
 
-#include "../src/internal.h"
+#include "gemm_wmma.h"
 #include "gelu.cuh"
 
 using namespace nvcuda;

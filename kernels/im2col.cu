@@ -30,7 +30,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "../src/internal.h"
+#include "im2col.h"
 #include "im2col.cuh"
 
 namespace {

@@ -6,11 +6,11 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "../src/internal.h"
+#include "im2col.h"
 
 namespace gk {
 
-/* n / f.d for n < 2^31 (see gk_fastdiv in internal.h). */
+/* n / f.d for n < 2^31 (see gk_fastdiv in im2col.h). */
 __device__ __forceinline__ uint32_t fdiv(const gk_fastdiv &f, uint32_t n) {
   return (__umulhi(n, f.mul) + n) >> f.shift;
 }

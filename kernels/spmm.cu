@@ -48,7 +48,8 @@
 
 #include <mutex>
 
-#include "../src/internal.h"
+#include "sparse.h"
+#include "spmm_model.h"
 #include "spmm.cuh"
 
 namespace {

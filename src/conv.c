@@ -32,7 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "gemm.h"
+#include "../kernels/im2col.h"
 
 enum { GK_CONV_NATTR = 23, GK_CONV_WHY = 2048 };
 
@@ -336,14 +337,11 @@ GKO_API gko_status_t gko_conv_output_shape(gko_conv_desc_t desc, int64_t *oh, in
 
 /* ---- plans ----------------------------------------------------------------------- */
 
-static size_t gk_round256(size_t v) { return (v + 255) & ~(size_t)255; }
-
 /* The cuBLASLt scratch budget of the im2col path's GEMMs (their
  * GKO_GEMM_ATTR_MAX_WORKSPACE, which includes the GEMM's own 255 bytes of
  * alignment slack), and what the workspace reserves for them: the budget
  * and 256 bytes to spare. */
 enum { GK_CONV_GEMM_SCRATCH = 64 * 1024, GK_CONV_GEMM_RESERVE = GK_CONV_GEMM_SCRATCH + 256 };
-static int64_t gk_round_up(int64_t v, int64_t g) { return (v + g - 1) / g * g; }
 
 /* The im2col workspace for passes of nb images: 255 bytes of slack, the
  * fixed part (the filter copy, rounded, and the GEMMs' reserve) and one
@@ -364,7 +362,7 @@ static size_t gk_conv_ws_for(const struct gko_conv_plan_s *cp, size_t fixed, int
 }
 
 /* Largest power of two dividing v (bytes), at most 256; 256 for 0. */
-static int64_t gk_lowbit(int64_t v) {
+static int64_t gk_align_of(int64_t v) {
   if (v <= 0) return 256;
   int64_t b = v & -v;
   return b > 256 ? 256 : b;
@@ -448,7 +446,7 @@ static gk_conv_gemm gk_conv_gemm_shape(const gko_conv_plan_t cp, int64_t cnt, in
   int64_t a = p->alignment < 256 ? p->alignment : 256;
 #define GK_LOWER(bytes) \
   do {                  \
-    int64_t b_ = gk_lowbit(bytes); \
+    int64_t b_ = gk_align_of(bytes); \
     if (b_ < a) a = b_; \
   } while (0)
   if (lay == GKO_CONV_LAYOUT_NHWC) {

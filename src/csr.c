@@ -7,7 +7,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "internal.h"
+#include "spmm.h"
 
 static gko_status_t gk_csr_check_ptr(const void *p, const char *name, size_t esize,
                                      int64_t count) {

@@ -6,7 +6,8 @@
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
-#include "internal.h"
+#include "core.h"
+#include "diag.h"
 
 #ifndef GK_SASS_LIST
 #error "GK_SASS_LIST (comma-separated SASS architectures) comes from the Makefile"

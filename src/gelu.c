@@ -1,7 +1,7 @@
 /* gelu.c -- argument checks and dispatch for GELU forward and backward. */
 #include <stdint.h>
 
-#include "internal.h"
+#include "core.h"
 
 static gko_status_t gk_gelu_check_array(const void *p, const char *name, size_t esize) {
   if (!p) return gk_fail(GKO_STATUS_INVALID_VALUE, "%s is NULL", name);

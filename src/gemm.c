@@ -19,7 +19,8 @@
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
-#include "internal.h"
+#include "gemm.h"
+#include "../kernels/gemm_epilogue.h"
 
 enum { GK_NATTR = 28 };
 

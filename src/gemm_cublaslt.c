@@ -31,7 +31,9 @@
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
-#include "internal.h"
+#include "gemm.h"
+#include "../kernels/gemm_epilogue.h"
+#include "../kernels/gemm_pad.h"
 
 /* What selects an algorithm within a plan.  No implicit padding: the
  * struct is compared and hashed bytewise. */
@@ -129,14 +131,12 @@ static cudaDataType_t lt_type(int dtype) {
   return dtype == GKO_DTYPE_F32 ? CUDA_R_32F : dtype == GKO_DTYPE_F16 ? CUDA_R_16F : CUDA_R_16BF;
 }
 
-static int64_t lowbit(int64_t v) { return v & -v; }
-
 /* Alignment (bytes) that every batch's pointer has, given the base
  * pointer's alignment: the batch stride can lower it. */
 static int32_t lt_batched_align(int64_t base_align, int64_t es, int64_t stride, int64_t batch) {
   int64_t a = base_align > 256 ? 256 : base_align;
   if (batch > 1 && stride != 0) {
-    int64_t s = lowbit(stride * es);
+    int64_t s = gk_lowbit(stride * es);
     if (s < a) a = s;
   }
   return (int32_t)a;
@@ -148,8 +148,6 @@ static int64_t lt_ptr_align(const void *p) {
   return (!v || low >= 256) ? 256 : (int64_t)low;
 }
 
-static int64_t round_up(int64_t v, int64_t g) { return (v + g - 1) / g * g; }
-static size_t round256(size_t v) { return (v + 255) & ~(size_t)255; }
 
 static const char *lt_epilogue_name(int ep) {
   switch (ep) {
@@ -473,7 +471,7 @@ static void lt_operand_init(lt_operand *o, int k_is_rows, int64_t outer, int64_t
    * rounding its rows up to g may not: such an operand is never padded
    * (sizes saturate, overflow set) */
   o->overflow = rows_pad > INT64_MAX - g;
-  o->ld_pad = o->overflow ? rows_pad : round_up(rows_pad, g);
+  o->ld_pad = o->overflow ? rows_pad : gk_round_up(rows_pad, g);
   o->cols_pad = k_is_rows ? o->cols : k_pad;
   o->batch_pad = (stride == 0 && batch > 1) ? 1 : batch;
   int64_t block = INT64_MAX;
@@ -501,8 +499,8 @@ static void lt_destroy(gko_gemm_plan_t plan) {
 static size_t lt_total_ws(const lt_state *st, const lt_config *cfg, uint64_t lt_ws,
                           size_t *off_b, size_t *off_ws) {
   const int keep = (cfg->padded & LT_KEEP_K) != 0;
-  size_t a = (cfg->padded & 1) ? round256(keep ? st->pak.bytes : st->pa.bytes) : 0;
-  size_t b = (cfg->padded & 2) ? round256(keep ? st->pbk.bytes : st->pb.bytes) : 0;
+  size_t a = (cfg->padded & 1) ? gk_round256(keep ? st->pak.bytes : st->pa.bytes) : 0;
+  size_t b = (cfg->padded & 2) ? gk_round256(keep ? st->pbk.bytes : st->pb.bytes) : 0;
   *off_b = a;
   *off_ws = a + b;
   size_t total = a + b + (size_t)lt_ws;
@@ -588,7 +586,7 @@ static gko_status_t lt_plan(gko_gemm_plan_t plan) {
   /* ---- layouts ------------------------------------------------------------- */
   const int64_t ar = p->opa_l ? p->k : p->ml, ac = p->opa_l ? p->ml : p->k;
   const int64_t br = p->opb_l ? p->nl : p->k, bc = p->opb_l ? p->k : p->nl;
-  st->k_pad = round_up(p->k, st->g);
+  st->k_pad = gk_round_up(p->k, st->g);
   /* A_l is stored ml x k (op N) or k x ml (op T); B_l k x nl (N) or nl x k */
   lt_operand_init(&st->pa, p->opa_l, p->ml, p->k, st->k_pad, p->lda_l, p->stride_a_l, p->batch,
                   st->g, st->esab);
@@ -724,8 +722,8 @@ static gko_status_t lt_plan(gko_gemm_plan_t plan) {
     const lt_operand *oa = keep ? &st->pak : &st->pa, *ob = keep ? &st->pbk : &st->pb;
     if (((mask & 1) && oa->overflow) || ((mask & 2) && ob->overflow)) continue;
     size_t pb = 0;
-    if (mask & 1) pb += round256(oa->bytes);
-    if (mask & 2) pb += round256(ob->bytes);
+    if (mask & 1) pb += gk_round256(oa->bytes);
+    if (mask & 2) pb += gk_round256(ob->bytes);
     int64_t budget = st->lt_default_budget;
     if (p->max_workspace >= 0) {
       int64_t left = p->max_workspace - (int64_t)pb - 255;

@@ -2,7 +2,7 @@
  * for gko_gemm_plan_describe.  Generated from the enum in cublasLt.h of
  * CUDA 13.0 (ids only grow between versions; an id beyond the table prints
  * as a number). */
-#include "internal.h"
+#include "gemm.h"
 
 static const char *const kTiles[] = {
     "?", "8x8", "8x16", "16x8", "8x32", "16x16", "32x8", "8x64", "16x32",

@@ -33,7 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "gemm.h"
+#include "../kernels/gemm_wmma.h"
 
 typedef struct wmma_state {
   gk_wmma_problem wp;

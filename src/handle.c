@@ -5,7 +5,9 @@
 
 #include <cuda_runtime_api.h>
 
-#include "internal.h"
+#include "core.h"
+#include "diag.h"
+#include "gemm.h"
 
 GKO_API gko_status_t gko_create(gko_handle_t *handle) {
   gk_clear_error();

@@ -8,7 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "internal.h"
+#include "spmm.h"
 
 /* MERGE: aim at this many warps of work per SM, with at least kMinPerUnit
  * path items (row ends + entries) per warp.  A warp walks its unit's rows

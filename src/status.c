@@ -1,11 +1,12 @@
 /* status.c -- status names, descriptions and the thread-local detail. */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <cuda_runtime_api.h>
 
-#include "internal.h"
+#include "core.h"
 
 #define GK_DETAIL_BYTES 512
 
@@ -145,4 +146,24 @@ void gk_strappendf(char *buf, size_t cap, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(buf + used, cap - used, fmt, ap);
   va_end(ap);
+}
+
+gko_status_t gk_text_out(const char *text, char *buf, size_t bytes, size_t *required) {
+  if (!buf && bytes > 0)
+    return gk_fail(GKO_STATUS_INVALID_VALUE, "buf is NULL but bytes = %zu", bytes);
+  const size_t need = strlen(text) + 1;
+  if (bytes > 0) {
+    const size_t n = need <= bytes ? need - 1 : bytes - 1;
+    memcpy(buf, text, n);
+    buf[n] = '\0';
+  }
+  if (required) *required = need;
+  return GKO_STATUS_SUCCESS;
+}
+
+gko_status_t gk_check_elem_align(const void *p, const char *name, size_t es) {
+  if (p && (uintptr_t)p % es != 0)
+    return gk_fail(GKO_STATUS_INVALID_VALUE,
+                   "%s = %p is not aligned to its element size (%zu bytes)", name, p, es);
+  return GKO_STATUS_SUCCESS;
 }

@@ -3,7 +3,8 @@
  * drivers, GPUs the fatbin has no code for).  Linked against libgko.a to
  * reach the hidden functions. */
 #include "common.h"
-#include "internal.h"
+#include "core.h"
+#include "diag.h"
 
 static gko_status_t classify(int drv, int rt, int err, int count, int cc, char *buf) {
   return gk_classify_environment(drv, rt, err, count, cc, buf, 512);

@@ -14,7 +14,7 @@
 #include <float.h>
 
 #include "common.h"
-#include "internal.h" /* the SpMM plan model (host-only tests below) */
+#include "spmm.h" /* the SpMM plan model (host-only tests below) */
 #include "../bench/mtx.h"
 
 /* ---- host matrices ------------------------------------------------------------ */
@@ -399,7 +399,7 @@ Test(spmm_args, plan_queries_and_execute_reject_null) {
 
 /* ---- host-only: the plan model the kernels rely on ------------------------------------
  * These run everywhere (no GPU): they check, with the very functions
- * src/spmm.c and kernels/spmm.cu use (src/internal.h), the index arithmetic
+ * src/spmm.c and kernels/spmm.cu use (kernels/spmm_model.h), the index arithmetic
  * that the first H200 run found wrong -- launch blocks of whole warps, lane
  * maps that write every element of C once, and a merge-path partition
  * whose partial sums are all written before the fix-up reads them. */

@@ -1,0 +1,89 @@
+/*
+ * core.h -- what every file in src/ shares: the detail message, the handle,
+ * the checks every entry point makes, and small host helpers.  Never
+ * installed.  Each area adds its own header (gemm.h, conv.h, spmm.h); the
+ * kernels' interfaces live in kernels/<family>.h.
+ *
+ * Internal names start with gk_ (not gko_): the linker version script exports
+ * gko_* only, and everything is compiled with -fvisibility=hidden.
+ */
+#ifndef GK_CORE_H
+#define GK_CORE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gko.h"
+#include "../kernels/gelu.h"
+#include "../kernels/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Appends printf-style text to the NUL-terminated string in buf[cap]
+ * (truncating; nothing when it is full).  The plans' "why" accounts. */
+void gk_strappendf(char *buf, size_t cap, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Resets the calling thread's detail message (start of every entry point). */
+void gk_clear_error(void);
+
+/* ---- the handle and the entry-point checks (src/handle.c) --------------- */
+
+struct gko_handle_s {
+  int device;
+  int cc;                 /* 10*major + minor */
+  int sm_count;
+  int code_path;          /* gko_code_path_t */
+  int pageable_access;    /* device can read pageable host memory */
+  gk_occupancy gelu_occ[GK_GELU_NKERNELS];
+  struct gk_gemm_state *gemm; /* src/gemm_state.c: cuBLASLt handle, algorithm cache */
+};
+
+/* Entry-point check before enqueueing work: the handle is non-NULL, its
+ * device is current, the stream (unless NULL, legacy or per-thread, or being
+ * captured) is on that device, and each non-NULL pointer in ptrs[0..nptr) is
+ * accessible by that device (names[i] names it in the detail message).
+ * Capture-safe. */
+gko_status_t gk_check_call(gko_handle_t h, void *stream, int nptr,
+                           const void *const *ptrs, const char *const *names);
+/* GKO_STATUS_NOT_SUPPORTED (detail: `what` waits for the GPU and cannot run
+ * during capture) when stream is being captured, else SUCCESS; the query
+ * itself runs in relaxed capture mode, so it never breaks the capture. */
+gko_status_t gk_refuse_capture(void *stream, const char *what);
+/* [p, p + pb) and [q, q + qb) share a byte (NULL or empty ranges never do). */
+int gk_overlap(const void *p, size_t pb, const void *q, size_t qb);
+/* [p, p+bytes) and [q, q+bytes2) overlap without being identical starts. */
+int gk_partial_overlap(const void *p, size_t bytes, const void *q,
+                       size_t bytes2);
+
+/* ---- shared host helpers ------------------------------------------------ */
+
+/* The plans' "why" account: printf-style text appended to obj->why. */
+#define GK_WHY(obj, ...) gk_strappendf((obj)->why, sizeof (obj)->why, __VA_ARGS__)
+
+/* Copies text out to the caller's buf[bytes] (truncated, always
+ * NUL-terminated when bytes > 0) and sets *required (if not NULL) to the
+ * bytes the whole text needs; INVALID_VALUE when buf is NULL but bytes > 0.
+ * What every *_describe entry point does. */
+gko_status_t gk_text_out(const char *text, char *buf, size_t bytes, size_t *required);
+
+/* INVALID_VALUE (detail names the pointer) when p is not aligned to its
+ * element size es; NULL passes (callers check NULL in their own words). */
+gko_status_t gk_check_elem_align(const void *p, const char *name, size_t es);
+
+static inline int64_t gk_round_up(int64_t v, int64_t g) { return (v + g - 1) / g * g; }
+static inline size_t gk_round256(size_t v) { return (v + 255) & ~(size_t)255; }
+/* The largest power of two dividing v (v > 0). */
+static inline int64_t gk_lowbit(int64_t v) { return v & -v; }
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GK_CORE_H */
