@@ -73,6 +73,12 @@ int gk_partial_overlap(const void *p, size_t bytes, const void *q,
  * What every *_describe entry point does. */
 gko_status_t gk_text_out(const char *text, char *buf, size_t bytes, size_t *required);
 
+/* The start of every getter entry point: clears the detail message, then
+ * INVALID_VALUE ("<obj_name> is NULL", "<out_name> is NULL") when obj or out
+ * is NULL, else SUCCESS. */
+gko_status_t gk_getter(const void *obj, const char *obj_name, const void *out,
+                       const char *out_name);
+
 /* INVALID_VALUE (detail names the pointer) when p is not aligned to its
  * element size es; NULL passes (callers check NULL in their own words). */
 gko_status_t gk_check_elem_align(const void *p, const char *name, size_t es);

@@ -167,3 +167,11 @@ gko_status_t gk_check_elem_align(const void *p, const char *name, size_t es) {
                    "%s = %p is not aligned to its element size (%zu bytes)", name, p, es);
   return GKO_STATUS_SUCCESS;
 }
+
+gko_status_t gk_getter(const void *obj, const char *obj_name, const void *out,
+                       const char *out_name) {
+  gk_clear_error();
+  if (!obj) return gk_fail(GKO_STATUS_INVALID_VALUE, "%s is NULL", obj_name);
+  if (!out) return gk_fail(GKO_STATUS_INVALID_VALUE, "%s is NULL", out_name);
+  return GKO_STATUS_SUCCESS;
+}
