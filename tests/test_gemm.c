@@ -90,7 +90,7 @@ typedef struct {
 } gbackend;
 
 #define GEMM_BACKEND_ROW(suite, be, name, f32, bf16cc, erf, ...) {be, name, f32, bf16cc, erf},
-static const gbackend kBackends[] = {GEMM_BACKENDS(GEMM_BACKEND_ROW, ~)};
+static const gbackend kBackends[] = {GEMM_BACKENDS(GEMM_BACKEND_ROW, none)};
 enum { kNBackends = sizeof kBackends / sizeof kBackends[0] };
 
 /* The backend every GPU case of this process uses (Criterion runs each test
@@ -155,10 +155,6 @@ static int backend_unsupported(int backend, gko_dtype_t ab) {
   const gbackend *r = backend_row(backend);
   return r && ((ab == GKO_DTYPE_F32 && !r->f32_inputs) ||
                (ab == GKO_DTYPE_BF16 && r->bf16_cc && t_cc() < r->bf16_cc));
-}
-
-static double t_unit(gko_dtype_t d) {
-  return d == GKO_DTYPE_F32 ? ldexp(1, -24) : d == GKO_DTYPE_F16 ? ldexp(1, -11) : ldexp(1, -8);
 }
 
 static double t_tol(const gcase *c) {
@@ -463,9 +459,7 @@ static int run_case(gko_handle_t h, const gcase *c, cudaStream_t stream, wsbuf *
           continue;
         }
         if (c->exact) {
-          double want = c->cd == GKO_DTYPE_F32   ? (double)(float)r
-                        : c->cd == GKO_DTYPE_F16 ? t_f16_to_float(t_double_to_f16(r))
-                                                 : t_bf16_to_float(t_double_to_bf16(r));
+          double want = t_round(c->cd, r);
           if (!(got == want) && !(isnan(got) && isnan(want)) && inexact++ < 3)
             cr_log_error("inexact at b=%lld i=%lld j=%lld: got %.9g want %.9g [%s]",
                          (long long)b, (long long)i, (long long)j, got, want,
@@ -542,10 +536,8 @@ typedef struct {
 
 /* Skips without a GPU; seeds the random numbers, creates the handle. */
 static gsweep sweep_begin(void) {
-  T_REQUIRE_GPU();
   gsweep sw = {0};
-  sw.seed = t_seed();
-  sw.h = t_handle();
+  sw.h = t_gpu_setup(&sw.seed);
   return sw;
 }
 
@@ -981,7 +973,7 @@ GEMM_TEST(k_zero_and_alpha_zero) {
 GEMM_TEST(empty_outputs_write_nothing) {
   T_REQUIRE_GPU();
   gko_handle_t h = t_handle();
-  unsigned char *d = t_dalloc(256), back[256];
+  unsigned char *d = t_dalloc(256);
   T_CUDA(cudaMemset(d, T_POISON_BYTE, 256));
   const int64_t shapes[][4] = {{0, 5, 7, 1}, {5, 0, 7, 1}, {0, 0, 0, 1}, {5, 5, 5, 0}};
   for (int s = 0; s < 4; s++) {
@@ -1005,9 +997,7 @@ GEMM_TEST(empty_outputs_write_nothing) {
                     GKO_DTYPE_F16, NULL, -1, NULL, -1, 0.0f, GKO_DTYPE_F16, NULL, -1, NULL, -1,
                     GKO_EPILOGUE_NONE, NULL, NULL));
   }
-  T_CUDA(cudaDeviceSynchronize());
-  t_d2h(back, d, 256);
-  for (int i = 0; i < 256; i++) cr_assert_eq(back[i], T_POISON_BYTE, "byte %d written", i);
+  t_assert_poisoned(d, 256);
   cudaFree(d);
   gko_destroy(h);
 }
@@ -1325,9 +1315,7 @@ static void capture_vs_eager(gko_handle_t h, gko_dtype_t ab, gko_dtype_t cd, int
 }
 
 GEMM_TEST(graph_capture_matches_eager) {
-  T_REQUIRE_GPU();
-  t_seed();
-  gko_handle_t h = t_handle();
+  gko_handle_t h = t_gpu_setup(NULL);
   /* plain, fused epilogue, two-pass GELU-erf, padded copies, an execute
    * whose pointers are less aligned than the plan (host-side fallback under
    * capture), and the one-shot call (stream-ordered workspace). */
@@ -1372,9 +1360,8 @@ static void *thread_main(void *p) {
 }
 
 GEMM_TEST(handle_shared_by_threads_with_own_workspaces, .timeout = 600) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
+  uint64_t seed;
+  gko_handle_t h = t_gpu_setup(&seed);
   enum { N = 6 };
   pthread_t th[N];
   thread_arg args[N];
@@ -1499,12 +1486,7 @@ Test(gemm, bad_arguments_leave_output_untouched) {
                      GKO_DTYPE_F16, NULL, -1, d, -1, GKO_EPILOGUE_NONE, NULL, NULL));
     free(ha);
   }
-  T_CUDA(cudaDeviceSynchronize());
-  unsigned char *back = malloc(dbytes);
-  t_d2h(back, d, dbytes);
-  for (size_t i = 0; i < dbytes; i++)
-    cr_assert_eq(back[i], T_POISON_BYTE, "output byte %zu was written", i);
-  free(back);
+  t_assert_poisoned(d, dbytes);
   cudaFree(ws);
   cudaFree(a);
   cudaFree(b);
@@ -1612,9 +1594,7 @@ Test(gemm_wmma, decode_kernel_against_float64, .timeout = 600) {
 /* The plan says skinny / split-K, the workspace holds the partials, and two
  * runs (the workspace poisoned in between) are bitwise equal. */
 Test(gemm_wmma, splitk_results_are_bitwise_reproducible) {
-  T_REQUIRE_GPU();
-  t_seed();
-  gko_handle_t h = t_handle();
+  gko_handle_t h = t_gpu_setup(NULL);
   const int64_t shapes[][3] = {{4, 300, 8192}, {1, 64, 4096}, {16, 1000, 2048}, {3, 4096, 4096}};
   for (int sh = 0; sh < 4; sh++)
     for (int tb = 0; tb < 2; tb++) {
