@@ -1,6 +1,7 @@
 /* common.h -- helpers shared by the Criterion suites: GPU detection and
- * skipping, fresh random numbers, f16/bf16 conversion and ulp distances,
- * poisoned device buffers. */
+ * skipping, fresh random numbers, f16/bf16 conversion, rounding and ulp
+ * distances, poisoned device buffers, typed host arrays, the epilogues'
+ * reference activation, CSR matrices on the host and the device. */
 #ifndef GKO_TESTS_COMMON_H
 #define GKO_TESTS_COMMON_H
 
@@ -87,6 +88,16 @@ static inline double t_normal(void) {
   return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
+/* The start of a GPU test that draws random numbers: skips the test
+ * without a GPU, seeds the generator (the seed goes to *seed, for the
+ * failure messages) and returns a new handle. */
+static inline gko_handle_t t_gpu_setup(uint64_t *seed) {
+  T_REQUIRE_GPU();
+  const uint64_t s = t_seed();
+  if (seed) *seed = s;
+  return t_handle();
+}
+
 /* ---- f16 / bf16 on the host ---------------------------------------------- */
 
 static inline float t_f16_to_float(uint16_t h) {
@@ -155,6 +166,18 @@ static inline uint16_t t_double_to_bf16(double d) {
 
 static inline float t_double_to_float(double d) { return (float)d; }
 
+/* x rounded to the nearest value of dtype dt (ties to even), as a double. */
+static inline double t_round(gko_dtype_t dt, double x) {
+  if (dt == GKO_DTYPE_F32) return (double)(float)x;
+  if (dt == GKO_DTYPE_F16) return t_f16_to_float(t_double_to_f16(x));
+  return t_bf16_to_float(t_double_to_bf16(x));
+}
+
+/* The unit roundoff of dtype d: 2^-24 f32, 2^-11 f16, 2^-8 bf16. */
+static inline double t_unit(gko_dtype_t d) {
+  return d == GKO_DTYPE_F32 ? ldexp(1, -24) : d == GKO_DTYPE_F16 ? ldexp(1, -11) : ldexp(1, -8);
+}
+
 /* Distance in units in the last place between two finite values of a 16-bit
  * format given as raw bits (sign-magnitude ordered). */
 static inline int64_t t_ulp16(uint16_t a, uint16_t b) {
@@ -193,6 +216,18 @@ static inline void t_d2h(void *h, const void *d, size_t bytes) {
  * reference value. */
 #define T_POISON_BYTE 0xFF
 
+/* After the device's work: every one of the `bytes` bytes at device
+ * address d still holds the poison (a failed or empty call wrote nothing). */
+static inline void t_assert_poisoned(const void *d, size_t bytes) {
+  T_CUDA(cudaDeviceSynchronize());
+  unsigned char *back = malloc(bytes ? bytes : 1);
+  cr_assert(back);
+  t_d2h(back, d, bytes);
+  for (size_t i = 0; i < bytes; i++)
+    cr_assert_eq(back[i], T_POISON_BYTE, "output byte %zu was written", i);
+  free(back);
+}
+
 /* ---- typed host arrays ------------------------------------------------------ */
 
 static inline double t_hv_get(gko_dtype_t dt, const void *a, int64_t i) {
@@ -227,6 +262,49 @@ static inline double t_ref_act(int act, double x) {
     }
   }
   return x;
+}
+
+/* ---- CSR matrices ------------------------------------------------------------ */
+
+/* On the host: row pointers and column indices as int64, values (already
+ * rounded to the dtype in use) as double; v may be NULL (a structure only). */
+typedef struct {
+  int64_t m, k, nnz;
+  int64_t *rp, *ci;
+  double *v;
+} t_hcsr;
+
+static inline void t_hcsr_free(t_hcsr *a) {
+  free(a->rp);
+  free(a->ci);
+  free(a->v);
+}
+
+/* On the device: the arrays and the descriptor over them. */
+typedef struct {
+  void *rp, *ci, *va;
+  gko_csr_t csr;
+} t_dcsr;
+
+static inline void t_dcsr_free(t_dcsr *d) {
+  gko_csr_destroy(d->csr);
+  cudaFree(d->rp);
+  cudaFree(d->ci);
+  cudaFree(d->va);
+}
+
+/* A host array of `len` indices of type it (int32 or int64, 8 bytes to
+ * spare): src[0..n) first, zeros after.  The caller frees it. */
+static inline void *t_index_array(gko_index_t it, const int64_t *src, int64_t n, int64_t len) {
+  const size_t is = it == GKO_INDEX_INT64 ? 8 : 4;
+  void *a = malloc((size_t)len * is + 8);
+  cr_assert(a);
+  for (int64_t i = 0; i < len; i++) {
+    const int64_t v = i < n ? src[i] : 0;
+    if (is == 8) ((int64_t *)a)[i] = v;
+    else ((int32_t *)a)[i] = (int32_t)v;
+  }
+  return a;
 }
 
 #endif /* GKO_TESTS_COMMON_H */

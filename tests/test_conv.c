@@ -93,10 +93,6 @@ static void plan_text(gko_handle_t h, const ccase *c, char *text, size_t bytes) 
   gko_conv_desc_destroy(d);
 }
 
-static double t_unit(gko_dtype_t d) {
-  return d == GKO_DTYPE_F32 ? ldexp(1, -24) : d == GKO_DTYPE_F16 ? ldexp(1, -11) : ldexp(1, -8);
-}
-
 static double t_tol(const ccase *c) {
   double kk = (double)(c->c / c->groups * c->r * c->s);
   double tol = 4 * t_unit(c->dt);
@@ -260,6 +256,34 @@ static int run_case(gko_handle_t h, const ccase *c, cudaStream_t stream, crun *o
   cudaFree(dy);
   if (ws) cudaFree(ws);
   return bad;
+}
+
+/* A GPU test that checks cases with run_case: its seed (printed with a
+ * failure), a handle, a non-blocking stream and the count of problems. */
+typedef struct {
+  uint64_t seed;
+  gko_handle_t h;
+  cudaStream_t st;
+  int bad;
+} csweep;
+
+/* Skips without a GPU; seeds the random numbers, creates the handle and
+ * the stream. */
+static csweep sweep_begin(void) {
+  csweep sw = {0};
+  sw.h = t_gpu_setup(&sw.seed);
+  T_CUDA(cudaStreamCreateWithFlags(&sw.st, cudaStreamNonBlocking));
+  return sw;
+}
+
+/* Runs and checks one case on the test's stream. */
+static void sweep_case(csweep *sw, const ccase *c) { sw->bad += run_case(sw->h, c, sw->st, NULL); }
+
+/* No problem may have been found; frees the stream and the handle. */
+static void sweep_end(csweep *sw) {
+  cr_expect_eq(sw->bad, 0, "%d problems (seed %llu)", sw->bad, (unsigned long long)sw->seed);
+  cudaStreamDestroy(sw->st);
+  gko_destroy(sw->h);
 }
 
 /* ---- host-only: descriptors and arguments ----------------------------------------- */
@@ -507,13 +531,8 @@ Test(conv_args, null_plan_and_handle) {
 static const gko_dtype_t kDts[3] = {GKO_DTYPE_F32, GKO_DTYPE_F16, GKO_DTYPE_BF16};
 
 Test(conv, grid_of_shapes_layouts_dtypes, .timeout = 900) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  cr_log_info("seed %llu", (unsigned long long)seed);
-  gko_handle_t h = t_handle();
-  cudaStream_t st;
-  T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-  int bad = 0;
+  csweep sw = sweep_begin();
+  cr_log_info("seed %llu", (unsigned long long)sw.seed);
   for (int L = 0; L < 2; L++)
     for (int d = 0; d < 3; d++) {
       gko_dtype_t dt = kDts[d];
@@ -524,17 +543,17 @@ Test(conv, grid_of_shapes_layouts_dtypes, .timeout = 900) {
       c.ph = 1;
       c.pw = 2;
       c.dw = 2;
-      bad += run_case(h, &c, st, NULL);
+      sweep_case(&sw, &c);
       /* padding larger than the filter, batch 1 */
       c = cc_make(dt, L, 1, 5, 4, 6, 3, 2, 3);
       c.ph = 3;
       c.pw = 4;
-      bad += run_case(h, &c, st, NULL);
+      sweep_case(&sw, &c);
       /* stride larger than the filter */
       c = cc_make(dt, L, 3, 4, 11, 13, 5, 2, 2);
       c.sh = 3;
       c.sw = 4;
-      bad += run_case(h, &c, st, NULL);
+      sweep_case(&sw, &c);
       /* asymmetric begin/end padding and dilation on both axes */
       c = cc_make(dt, L, 2, 6, 9, 8, 7, 3, 2);
       c.ph = 1;
@@ -543,32 +562,32 @@ Test(conv, grid_of_shapes_layouts_dtypes, .timeout = 900) {
       c.pw_end = 2;
       c.dh = 2;
       c.dw = 3;
-      bad += run_case(h, &c, st, NULL);
+      sweep_case(&sw, &c);
       /* channels a multiple of 8 (16-byte NHWC vectors), 3x3 same padding */
       c = cc_make(dt, L, 2, 16, 10, 12, 24, 3, 3);
       c.ph = c.pw = 1;
-      bad += run_case(h, &c, st, NULL);
+      sweep_case(&sw, &c);
       /* longer dot products (k = 288), ResNet-like 14x14 */
       c = cc_make(dt, L, 3, 32, 14, 14, 48, 3, 3);
       c.ph = c.pw = 1;
       c.epilogue = GKO_EPILOGUE_BIAS_RELU;
-      bad += run_case(h, &c, st, NULL);
+      sweep_case(&sw, &c);
       /* ResNet's 7x7 stride-2 stem on a small image (k = 147: filter copy) */
       c = cc_make(dt, L, 2, 3, 20, 18, 16, 7, 7);
       c.sh = c.sw = 2;
       c.ph = c.pw = 3;
-      bad += run_case(h, &c, st, NULL);
+      sweep_case(&sw, &c);
       /* 1x1 with stride 2 (im2col as a gather) */
       c = cc_make(dt, L, 2, 8, 9, 7, 12, 1, 1);
       c.sh = c.sw = 2;
-      bad += run_case(h, &c, st, NULL);
+      sweep_case(&sw, &c);
       /* C = 2, 4 (NHWC 4- and 8-byte vectors for f16) */
       c = cc_make(dt, L, 2, 2, 6, 5, 3, 3, 3);
       c.ph = c.pw = 1;
-      bad += run_case(h, &c, st, NULL);
+      sweep_case(&sw, &c);
       c = cc_make(dt, L, 2, 4, 6, 5, 3, 3, 3);
       c.ph = c.pw = 1;
-      bad += run_case(h, &c, st, NULL);
+      sweep_case(&sw, &c);
     }
   /* f32 NCHW through NHWC (OH * OW = 2116 >= 2048) */
   {
@@ -576,9 +595,9 @@ Test(conv, grid_of_shapes_layouts_dtypes, .timeout = 900) {
     c.ph = c.pw = 1;
     c.epilogue = GKO_EPILOGUE_BIAS_GELU_ERF;
     char text[4096];
-    plan_text(h, &c, text, sizeof text);
+    plan_text(sw.h, &c, text, sizeof text);
     cr_expect(strstr(text, "through NHWC") != NULL, "%s", text);
-    bad += run_case(h, &c, st, NULL);
+    sweep_case(&sw, &c);
   }
   /* the rule's edges at stride 2: 3x3 (R*S = 2.25 stride_h * stride_w)
    * goes through NHWC for 16-bit types (R*S >= 2 stride_h * stride_w),
@@ -590,10 +609,10 @@ Test(conv, grid_of_shapes_layouts_dtypes, .timeout = 900) {
       c.sh = c.sw = 2;
       c.ph = c.pw = r / 2;
       char text[4096];
-      plan_text(h, &c, text, sizeof text);
+      plan_text(sw.h, &c, text, sizeof text);
       cr_expect((strstr(text, "through NHWC") != NULL) == (d > 0 && r == 3), "%s %dx%d: %s",
                 t_dtype_name(kDts[d]), r, r, text);
-      bad += run_case(h, &c, st, NULL);
+      sweep_case(&sw, &c);
     }
   /* NCHW f16/bf16 through NHWC, the transposes' and the filter reorder's
    * kernels: C and H*W even with partial 64-wide tiles both ways (element
@@ -603,57 +622,43 @@ Test(conv, grid_of_shapes_layouts_dtypes, .timeout = 900) {
   for (int d = 1; d < 3; d++) {
     ccase c = cc_make(kDts[d], GKO_CONV_LAYOUT_NCHW, 3, 72, 10, 7, 66, 3, 3);
     c.ph = c.pw = 1;
-    bad += run_case(h, &c, st, NULL);
+    sweep_case(&sw, &c);
     c = cc_make(kDts[d], GKO_CONV_LAYOUT_NCHW, 2, 8, 5, 7, 10, 3, 3);
     c.ph = c.pw = 1;
     c.epilogue = GKO_EPILOGUE_BIAS;
-    bad += run_case(h, &c, st, NULL);
+    sweep_case(&sw, &c);
     c = cc_make(kDts[d], GKO_CONV_LAYOUT_NCHW, 2, 2800, 3, 3, 8, 3, 3);
     c.ph = c.pw = 1;
-    bad += run_case(h, &c, st, NULL);
+    sweep_case(&sw, &c);
     c = cc_make(kDts[d], GKO_CONV_LAYOUT_NCHW, 2, 1400, 3, 4, 8, 3, 3);
     c.ph = c.pw = 1;
-    bad += run_case(h, &c, st, NULL);
+    sweep_case(&sw, &c);
   }
-  cr_expect_eq(bad, 0, "%d problems (seed %llu)", bad, (unsigned long long)seed);
-  cudaStreamDestroy(st);
-  gko_destroy(h);
+  sweep_end(&sw);
 }
 
 Test(conv, epilogues_and_tf32, .timeout = 600) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
-  cudaStream_t st;
-  T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-  int bad = 0;
+  csweep sw = sweep_begin();
   for (int L = 0; L < 2; L++)
     for (int d = 0; d < 3; d++)
       for (int ep = 0; ep < 8; ep++) {
         ccase c = cc_make(kDts[d], L, 2, 8, 6, 7, 16, 3, 3);
         c.ph = c.pw = 1;
         c.epilogue = ep;
-        bad += run_case(h, &c, st, NULL);
+        sweep_case(&sw, &c);
       }
   for (int L = 0; L < 2; L++) {
     ccase c = cc_make(GKO_DTYPE_F32, L, 2, 16, 9, 8, 24, 3, 3);
     c.ph = c.pw = 1;
     c.compute = GKO_GEMM_COMPUTE_TF32;
     c.epilogue = GKO_EPILOGUE_BIAS_GELU_ERF;
-    bad += run_case(h, &c, st, NULL);
+    sweep_case(&sw, &c);
   }
-  cr_expect_eq(bad, 0, "%d problems (seed %llu)", bad, (unsigned long long)seed);
-  cudaStreamDestroy(st);
-  gko_destroy(h);
+  sweep_end(&sw);
 }
 
 Test(conv, groups_and_depthwise, .timeout = 600) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
-  cudaStream_t st;
-  T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-  int bad = 0;
+  csweep sw = sweep_begin();
   for (int L = 0; L < 2; L++)
     for (int d = 0; d < 3; d++) {
       gko_dtype_t dt = kDts[d];
@@ -662,7 +667,7 @@ Test(conv, groups_and_depthwise, .timeout = 600) {
       c.groups = 2;
       c.ph = 1;
       c.epilogue = GKO_EPILOGUE_BIAS;
-      bad += run_case(h, &c, st, NULL);
+      sweep_case(&sw, &c);
       /* 4 groups, batch 2 (NCHW: batched over groups, one GEMM per image),
        * channels per group a multiple of 8 */
       c = cc_make(dt, L, 2, 32, 6, 5, 8, 3, 3);
@@ -670,62 +675,53 @@ Test(conv, groups_and_depthwise, .timeout = 600) {
       c.ph = c.pw = 1;
       c.sw = 2;
       c.epilogue = GKO_EPILOGUE_BIAS_GELU_TANH;
-      bad += run_case(h, &c, st, NULL);
+      sweep_case(&sw, &c);
       /* depthwise 3x3 and a depthwise multiplier of 2 */
       c = cc_make(dt, L, 2, 16, 9, 10, 16, 3, 3);
       c.groups = 16;
       c.ph = c.pw = 1;
       c.epilogue = GKO_EPILOGUE_BIAS_RELU;
-      bad += run_case(h, &c, st, NULL);
+      sweep_case(&sw, &c);
       c = cc_make(dt, L, 1, 12, 8, 7, 24, 5, 3);
       c.groups = 12;
       c.ph = 2;
       c.pw = 1;
       c.sh = 2;
-      bad += run_case(h, &c, st, NULL);
+      sweep_case(&sw, &c);
     }
-  cr_expect_eq(bad, 0, "%d problems (seed %llu)", bad, (unsigned long long)seed);
-  cudaStreamDestroy(st);
-  gko_destroy(h);
+  sweep_end(&sw);
 }
 
 Test(conv, direct_1x1_skips_im2col, .timeout = 600) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
-  cudaStream_t st;
-  T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-  int bad = 0;
+  csweep sw = sweep_begin();
   for (int L = 0; L < 2; L++)
     for (int d = 0; d < 3; d++) {
       crun out;
       ccase c = cc_make(kDts[d], L, 3, 16, 5, 7, 32, 1, 1);
       c.epilogue = GKO_EPILOGUE_BIAS_RELU;
-      bad += run_case(h, &c, st, &out);
+      sw.bad += run_case(sw.h, &c, sw.st, &out);
       cr_expect_eq(out.path, GKO_CONV_PATH_DIRECT, "1x1 stride 1 should skip im2col");
       free(out.y);
       /* groups: one GEMM per group (NHWC, NCHW with G <= N) or per image */
       c = cc_make(kDts[d], L, 2, 12, 4, 6, 9, 1, 1);
       c.groups = 3;
       c.epilogue = GKO_EPILOGUE_BIAS;
-      bad += run_case(h, &c, st, &out);
+      sw.bad += run_case(sw.h, &c, sw.st, &out);
       cr_expect_eq(out.path, GKO_CONV_PATH_DIRECT);
       free(out.y);
       /* dilation does not matter for 1x1 */
       c = cc_make(kDts[d], L, 1, 8, 3, 3, 8, 1, 1);
       c.dh = 3;
-      bad += run_case(h, &c, st, &out);
+      sw.bad += run_case(sw.h, &c, sw.st, &out);
       cr_expect_eq(out.path, GKO_CONV_PATH_DIRECT);
       free(out.y);
       /* padded 1x1 is not direct */
       c.ph = 1;
-      bad += run_case(h, &c, st, &out);
+      sw.bad += run_case(sw.h, &c, sw.st, &out);
       cr_expect_eq(out.path, GKO_CONV_PATH_IM2COL);
       free(out.y);
     }
-  cr_expect_eq(bad, 0, "%d problems (seed %llu)", bad, (unsigned long long)seed);
-  cudaStreamDestroy(st);
-  gko_destroy(h);
+  sweep_end(&sw);
 }
 
 /* Runs c unchunked and chunked (max_chunk, or the workspace bound) on the
@@ -753,29 +749,24 @@ static int chunked_vs_whole(gko_handle_t h, cudaStream_t st, ccase c, int64_t ma
 }
 
 Test(conv, chunked_equals_unchunked_bitwise, .timeout = 600) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
-  cudaStream_t st;
-  T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-  int bad = 0;
+  csweep sw = sweep_begin();
   for (int L = 0; L < 2; L++)
     for (int d = 0; d < 3; d++) {
       /* 5 images in chunks of 2 (last chunk 1): two GEMM plans */
       ccase c = cc_make(kDts[d], L, 5, 8, 9, 7, 16, 3, 3);
       c.ph = c.pw = 1;
       c.epilogue = GKO_EPILOGUE_BIAS_GELU_ERF;
-      bad += chunked_vs_whole(h, st, c, 2, -1);
+      sw.bad += chunked_vs_whole(sw.h, sw.st, c, 2, -1);
       /* groups with chunks of 3 */
       c = cc_make(kDts[d], L, 7, 12, 6, 8, 9, 3, 2);
       c.groups = 3;
       c.pw = 1;
       c.epilogue = GKO_EPILOGUE_BIAS;
-      bad += chunked_vs_whole(h, st, c, 3, -1);
+      sw.bad += chunked_vs_whole(sw.h, sw.st, c, 3, -1);
       /* chunks of one image, with the filter copy (k = 27) */
       c = cc_make(kDts[d], L, 3, 3, 10, 9, 8, 3, 3);
       c.sh = 2;
-      bad += chunked_vs_whole(h, st, c, 1, -1);
+      sw.bad += chunked_vs_whole(sw.h, sw.st, c, 1, -1);
       /* NCHW: whole, the GEMM is batched over the 4 images (3 groups <= 4);
        * in chunks of 2, over the 3 groups (3 > 2): another form, the same
        * algorithm; odd OHW (35) and odd k (C/G R S = 2 x 3 x 3 = 18) */
@@ -783,17 +774,15 @@ Test(conv, chunked_equals_unchunked_bitwise, .timeout = 600) {
       c.groups = 3;
       c.ph = c.pw = 1;
       c.epilogue = GKO_EPILOGUE_BIAS_RELU;
-      bad += chunked_vs_whole(h, st, c, 2, -1);
+      sw.bad += chunked_vs_whole(sw.h, sw.st, c, 2, -1);
       /* a large-ish GEMM (k = 576, m = 8 x 14 x 14 = 1568 rows in NHWC),
        * where cuBLASLt would otherwise pick different kernels per shape */
       c = cc_make(kDts[d], L, 8, 64, 14, 14, 64, 3, 3);
       c.ph = c.pw = 1;
       c.epilogue = GKO_EPILOGUE_BIAS;
-      bad += chunked_vs_whole(h, st, c, 3, -1);
+      sw.bad += chunked_vs_whole(sw.h, sw.st, c, 3, -1);
     }
-  cr_expect_eq(bad, 0, "%d problems (seed %llu)", bad, (unsigned long long)seed);
-  cudaStreamDestroy(st);
-  gko_destroy(h);
+  sweep_end(&sw);
 }
 
 static int64_t pget(gko_conv_plan_t p, gko_conv_info_t what) {
@@ -803,12 +792,7 @@ static int64_t pget(gko_conv_plan_t p, gko_conv_info_t what) {
 }
 
 Test(conv, workspace_bound_sets_the_chunk, .timeout = 600) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
-  cudaStream_t st;
-  T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-  int bad = 0;
+  csweep sw = sweep_begin();
   /* NCHW, NHWC, and NCHW with C = 12 (lowered through NHWC: the minimum
    * also holds an image of x and of y transposed) */
   for (int v = 0; v < 3; v++) {
@@ -818,7 +802,7 @@ Test(conv, workspace_bound_sets_the_chunk, .timeout = 600) {
     c.epilogue = GKO_EPILOGUE_BIAS_RELU;
     gko_conv_desc_t d = make_desc(&c);
     gko_conv_plan_t p = NULL;
-    T_OK(gko_conv_plan_create(h, d, &p));
+    T_OK(gko_conv_plan_create(sw.h, d, &p));
     const int64_t ws = pget(p, GKO_CONV_INFO_WORKSPACE), full = pget(p, GKO_CONV_INFO_WORKSPACE_FULL),
                   wmin = pget(p, GKO_CONV_INFO_WORKSPACE_MIN), col = pget(p, GKO_CONV_INFO_COL_BYTES);
     cr_expect_eq(pget(p, GKO_CONV_INFO_PATH), GKO_CONV_PATH_IM2COL);
@@ -851,7 +835,7 @@ Test(conv, workspace_bound_sets_the_chunk, .timeout = 600) {
     T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_MAX_WORKSPACE, wmin - 1));
     gko_conv_plan_t keep = (gko_conv_plan_t)(uintptr_t)0x55;
     p = keep;
-    T_FAILS(GKO_STATUS_INSUFFICIENT_WORKSPACE, gko_conv_plan_create(h, d, &p));
+    T_FAILS(GKO_STATUS_INSUFFICIENT_WORKSPACE, gko_conv_plan_create(sw.h, d, &p));
     cr_expect_eq(p, keep);
     char want[64];
     snprintf(want, sizeof want, "%lld", (long long)wmin);
@@ -859,7 +843,7 @@ Test(conv, workspace_bound_sets_the_chunk, .timeout = 600) {
               gko_last_error_detail());
     /* at the minimum: one image per pass, within the bound */
     T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_MAX_WORKSPACE, wmin));
-    T_OK(gko_conv_plan_create(h, d, &p));
+    T_OK(gko_conv_plan_create(sw.h, d, &p));
     cr_expect_eq(pget(p, GKO_CONV_INFO_CHUNK), 1);
     cr_expect_eq(pget(p, GKO_CONV_INFO_CHUNKS), 6);
     cr_expect(pget(p, GKO_CONV_INFO_WORKSPACE) <= wmin);
@@ -868,32 +852,28 @@ Test(conv, workspace_bound_sets_the_chunk, .timeout = 600) {
      * its column matrix, and for NCHW its x and y transposed) */
     const int64_t three = wmin + 2 * ((full - wmin) / 5) + 512;
     T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_MAX_WORKSPACE, three));
-    T_OK(gko_conv_plan_create(h, d, &p));
+    T_OK(gko_conv_plan_create(sw.h, d, &p));
     const int64_t chunk = pget(p, GKO_CONV_INFO_CHUNK);
     cr_expect(chunk >= 2 && chunk <= 3, "chunk %lld", (long long)chunk);
     cr_expect(pget(p, GKO_CONV_INFO_WORKSPACE) <= three);
     gko_conv_plan_destroy(p);
     gko_conv_desc_destroy(d);
     /* and the results: bitwise equal to the unchunked run, correct */
-    bad += chunked_vs_whole(h, st, c, 0, wmin);
-    bad += chunked_vs_whole(h, st, c, 0, three);
+    sw.bad += chunked_vs_whole(sw.h, sw.st, c, 0, wmin);
+    sw.bad += chunked_vs_whole(sw.h, sw.st, c, 0, three);
   }
-  cr_expect_eq(bad, 0, "%d problems (seed %llu)", bad, (unsigned long long)seed);
-  cudaStreamDestroy(st);
-  gko_destroy(h);
+  sweep_end(&sw);
 }
 
 Test(conv, empty_batch_and_empty_input) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
+  csweep sw = sweep_begin();
   /* N = 0: nothing is read or written, NULLs allowed */
   for (int L = 0; L < 2; L++) {
     gko_conv_desc_t d = NULL;
     T_OK(gko_conv_desc_create(&d, GKO_DTYPE_F16, L, 0, 8, 5, 5, 4, 3, 3));
     T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_EPILOGUE, GKO_EPILOGUE_BIAS));
     gko_conv_plan_t p = NULL;
-    T_OK(gko_conv_plan_create(h, d, &p));
+    T_OK(gko_conv_plan_create(sw.h, d, &p));
     cr_expect_eq(pget(p, GKO_CONV_INFO_PATH), GKO_CONV_PATH_NONE);
     size_t need = 9;
     T_OK(gko_conv_workspace_size(p, &need));
@@ -902,47 +882,34 @@ Test(conv, empty_batch_and_empty_input) {
     unsigned char *y = t_dalloc(64);
     T_CUDA(cudaMemset(y, T_POISON_BYTE, 64));
     T_OK(gko_conv_execute(p, NULL, NULL, NULL, y, NULL, 0, NULL));
-    T_CUDA(cudaDeviceSynchronize());
-    unsigned char back[64];
-    t_d2h(back, y, 64);
-    for (int i = 0; i < 64; i++) cr_assert_eq(back[i], T_POISON_BYTE, "byte %d written", i);
+    t_assert_poisoned(y, 64);
     cudaFree(y);
     gko_conv_plan_destroy(p);
     gko_conv_desc_destroy(d);
   }
   /* H = 0 (or W = 0) with padding: y = act(bias), x never read */
-  cudaStream_t st;
-  T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-  int bad = 0;
   for (int L = 0; L < 2; L++)
     for (int dd = 0; dd < 3; dd++) {
       ccase c = cc_make(kDts[dd], L, 2, 3, 0, 4, 5, 2, 3);
       c.ph = 1;
       c.pw = 1;
       c.epilogue = GKO_EPILOGUE_BIAS_GELU_TANH;
-      bad += run_case(h, &c, st, NULL);
+      sweep_case(&sw, &c);
       c = cc_make(kDts[dd], L, 1, 8, 3, 0, 8, 1, 1);
       c.pw = 2;
       c.epilogue = GKO_EPILOGUE_BIAS;
-      bad += run_case(h, &c, st, NULL);
+      sweep_case(&sw, &c);
       /* H = W = 0, C = 8, 3x3, N = 2: NCHW f16/bf16 go through NHWC */
       c = cc_make(kDts[dd], L, 2, 8, 0, 0, 6, 3, 3);
       c.ph = c.pw = 2;
       c.epilogue = GKO_EPILOGUE_BIAS_RELU;
-      bad += run_case(h, &c, st, NULL);
+      sweep_case(&sw, &c);
     }
-  cr_expect_eq(bad, 0, "%d problems (seed %llu)", bad, (unsigned long long)seed);
-  cudaStreamDestroy(st);
-  gko_destroy(h);
+  sweep_end(&sw);
 }
 
 Test(conv, unaligned_pointers_with_a_lower_promise, .timeout = 600) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
-  cudaStream_t st;
-  T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-  int bad = 0;
+  csweep sw = sweep_begin();
   for (int L = 0; L < 2; L++)
     for (int d = 0; d < 3; d++) {
       ccase c = cc_make(kDts[d], L, 2, 16, 7, 9, 24, 3, 3);
@@ -950,16 +917,14 @@ Test(conv, unaligned_pointers_with_a_lower_promise, .timeout = 600) {
       c.alignment = (int64_t)gko_dtype_size(kDts[d]);
       c.off = 1; /* every pointer one element past 256-byte alignment */
       c.epilogue = GKO_EPILOGUE_BIAS_RELU;
-      bad += run_case(h, &c, st, NULL);
+      sweep_case(&sw, &c);
       c = cc_make(kDts[d], L, 2, 16, 5, 6, 24, 1, 1); /* direct */
       c.alignment = (int64_t)gko_dtype_size(kDts[d]);
       c.off = 3;
       c.epilogue = GKO_EPILOGUE_BIAS;
-      bad += run_case(h, &c, st, NULL);
+      sweep_case(&sw, &c);
     }
-  cr_expect_eq(bad, 0, "%d problems (seed %llu)", bad, (unsigned long long)seed);
-  cudaStreamDestroy(st);
-  gko_destroy(h);
+  sweep_end(&sw);
 }
 
 /* ---- graph capture ------------------------------------------------------------------ */
@@ -1032,9 +997,7 @@ static void capture_vs_eager(gko_handle_t h, ccase c) {
 }
 
 Test(conv, graph_capture_matches_eager, .timeout = 300) {
-  T_REQUIRE_GPU();
-  t_seed();
-  gko_handle_t h = t_handle();
+  gko_handle_t h = t_gpu_setup(NULL);
   for (int L = 0; L < 2; L++) {
     /* chunked, filter copy, bias + GELU-erf (gko's pass) */
     ccase c = cc_make(GKO_DTYPE_F16, L, 5, 3, 16, 15, 16, 7, 7);
@@ -1201,12 +1164,7 @@ Test(conv, bad_arguments_leave_output_untouched) {
     T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_execute(p, hx, w, b, y, ws, need, NULL));
     free(hx);
   }
-  T_CUDA(cudaDeviceSynchronize());
-  unsigned char *back = malloc(yb);
-  t_d2h(back, y, yb);
-  for (size_t i = 0; i < yb; i++)
-    cr_assert_eq(back[i], T_POISON_BYTE, "output byte %zu was written", i);
-  free(back);
+  t_assert_poisoned(y, yb);
   gko_conv_plan_destroy(p);
   gko_conv_desc_destroy(d);
   cudaFree(ws);

@@ -5,22 +5,12 @@
 #include "common.h"
 #include "../bench/mtx.h"
 
-/* ---- host-side matrices -------------------------------------------------- */
-
-typedef struct {
-  int64_t m, k, nnz;
-  int64_t *rp, *ci;
-} hcsr;
-
-static void hcsr_free(hcsr *a) {
-  free(a->rp);
-  free(a->ci);
-}
+/* ---- host-side matrices (t_hcsr, common.h: structure only, no values) ---- */
 
 /* Random valid CSR: about len entries per row, some empty rows, columns
  * sorted and distinct within each row. */
-static hcsr random_csr(int64_t m, int64_t k, int len) {
-  hcsr a = {m, k, 0, calloc((size_t)m + 1, 8), NULL};
+static t_hcsr random_csr(int64_t m, int64_t k, int len) {
+  t_hcsr a = {m, k, 0, calloc((size_t)m + 1, 8), NULL, NULL};
   for (int64_t r = 0; r < m; r++) {
     int64_t l = t_next() % 8 == 0 ? 0 : (int64_t)(t_next() % (uint64_t)(2 * len + 1));
     if (l > k) l = k;
@@ -42,43 +32,23 @@ static hcsr random_csr(int64_t m, int64_t k, int len) {
   return a;
 }
 
-typedef struct {
-  void *rp, *ci, *va;
-  gko_csr_t csr;
-} dcsr;
-
 /* Uploads with index type it (values: f32 ones; validation never reads
  * them).  nnz_desc: the nnz the descriptor claims (normally a->nnz). */
-static dcsr upload(const hcsr *a, gko_index_t it, int64_t nnz_desc) {
-  dcsr d = {NULL, NULL, NULL, NULL};
+static t_dcsr upload(const t_hcsr *a, gko_index_t it, int64_t nnz_desc) {
+  t_dcsr d = {NULL, NULL, NULL, NULL};
   size_t is = it == GKO_INDEX_INT64 ? 8 : 4;
   int64_t cap = a->nnz > nnz_desc ? a->nnz : nnz_desc;
   d.rp = t_dalloc((size_t)(a->m + 1) * is);
   d.ci = t_dalloc((size_t)cap * is + 8);
   d.va = t_dalloc((size_t)cap * 4 + 8);
-  void *hr = malloc((size_t)(a->m + 1) * is), *hc = malloc((size_t)cap * is + 8);
-  for (int64_t i = 0; i <= a->m; i++) {
-    if (is == 8) ((int64_t *)hr)[i] = a->rp[i];
-    else ((int32_t *)hr)[i] = (int32_t)a->rp[i];
-  }
-  for (int64_t i = 0; i < cap; i++) {
-    int64_t v = i < a->nnz ? a->ci[i] : 0;
-    if (is == 8) ((int64_t *)hc)[i] = v;
-    else ((int32_t *)hc)[i] = (int32_t)v;
-  }
+  void *hr = t_index_array(it, a->rp, a->m + 1, a->m + 1),
+       *hc = t_index_array(it, a->ci, a->nnz, cap);
   t_h2d(d.rp, hr, (size_t)(a->m + 1) * is);
   if (cap) t_h2d(d.ci, hc, (size_t)cap * is);
   free(hr);
   free(hc);
   T_OK(gko_csr_create(&d.csr, a->m, a->k, nnz_desc, d.rp, d.ci, d.va, it, GKO_DTYPE_F32));
   return d;
-}
-
-static void dcsr_free(dcsr *d) {
-  gko_csr_destroy(d->csr);
-  cudaFree(d->rp);
-  cudaFree(d->ci);
-  cudaFree(d->va);
 }
 
 typedef struct {
@@ -188,14 +158,13 @@ Test(csr_args, validate_rejects_before_any_gpu_work) {
 /* ---- GPU: validation ------------------------------------------------------------- */
 
 Test(csr, valid_random_matrices_both_index_types) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
+  uint64_t seed;
+  gko_handle_t h = t_gpu_setup(&seed);
   const int64_t ms[] = {1, 7, 1000, 40000};
   for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; mi++)
     for (int ix = 0; ix < 2; ix++) {
-      hcsr a = random_csr(ms[mi], 300, 5);
-      dcsr d = upload(&a, kIdx[ix], a.nnz);
+      t_hcsr a = random_csr(ms[mi], 300, 5);
+      t_dcsr d = upload(&a, kIdx[ix], a.nnz);
       verdict v = run_validate(h, d.csr);
       cr_expect_eq(v.status, GKO_STATUS_SUCCESS, "seed %llu m %lld: %s",
                    (unsigned long long)seed, (long long)a.m, v.detail);
@@ -203,8 +172,8 @@ Test(csr, valid_random_matrices_both_index_types) {
       cr_expect_eq(v.row, -1);
       cr_expect_eq(v.sorted, 1);
       cr_expect_eq(v.dups, 0);
-      dcsr_free(&d);
-      hcsr_free(&a);
+      t_dcsr_free(&d);
+      t_hcsr_free(&a);
     }
   gko_destroy(h);
 }
@@ -220,14 +189,14 @@ Test(csr, real_matrices_are_valid_sorted_without_duplicates) {
                  "%s not found (set GKO_DATA_DIR)", files[f]);
     mtx_csr m;
     cr_assert_eq(mtx_read(path, MTX_SUM_DUPLICATES, &m, err, sizeof err), 0, "%s", err);
-    hcsr a = {m.m, m.k, m.nnz, m.row_ptr, m.col_ind};
+    t_hcsr a = {m.m, m.k, m.nnz, m.row_ptr, m.col_ind, NULL};
     for (int ix = 0; ix < 2; ix++) {
-      dcsr d = upload(&a, kIdx[ix], a.nnz);
+      t_dcsr d = upload(&a, kIdx[ix], a.nnz);
       verdict v = run_validate(h, d.csr);
       cr_expect_eq(v.status, GKO_STATUS_SUCCESS, "%s: %s", files[f], v.detail);
       cr_expect_eq(v.sorted, 1, "%s", files[f]);
       cr_expect_eq(v.dups, 0, "%s", files[f]);
-      dcsr_free(&d);
+      t_dcsr_free(&d);
     }
     mtx_free(&m);
   }
@@ -235,15 +204,15 @@ Test(csr, real_matrices_are_valid_sorted_without_duplicates) {
 }
 
 /* Row r with at least `need` entries (and r >= min_row), or -1. */
-static int64_t row_with(const hcsr *a, int64_t need, int64_t min_row) {
+static int64_t row_with(const t_hcsr *a, int64_t need, int64_t min_row) {
   for (int64_t r = min_row; r < a->m; r++)
     if (a->rp[r + 1] - a->rp[r] >= need) return r;
   return -1;
 }
 
-static void expect_defect(gko_handle_t h, const hcsr *a, gko_index_t it, int64_t nnz_desc,
+static void expect_defect(gko_handle_t h, const t_hcsr *a, gko_index_t it, int64_t nnz_desc,
                           gko_csr_check_t want, int64_t want_row, const char *what) {
-  dcsr d = upload(a, it, nnz_desc);
+  t_dcsr d = upload(a, it, nnz_desc);
   verdict v = run_validate(h, d.csr);
   cr_expect_eq(v.status, GKO_STATUS_INVALID_VALUE, "%s (%s): %s", what,
                it ? "int64" : "int32", gko_status_name(v.status));
@@ -259,7 +228,7 @@ static void expect_defect(gko_handle_t h, const hcsr *a, gko_index_t it, int64_t
     cr_expect_eq(v.sorted, -1, "%s: sorted unknown when row_ptr is broken", what);
     cr_expect_eq(v.dups, -1, "%s: duplicates unknown when row_ptr is broken", what);
   }
-  dcsr_free(&d);
+  t_dcsr_free(&d);
 }
 
 Test(csr, each_defect_reports_its_check_and_first_row) {
@@ -268,7 +237,7 @@ Test(csr, each_defect_reports_its_check_and_first_row) {
   cr_log_info("seed %llu", (unsigned long long)seed);
   gko_handle_t h = t_handle();
   for (int ix = 0; ix < 2; ix++) {
-    hcsr a = random_csr(2000, 500, 6);
+    t_hcsr a = random_csr(2000, 500, 6);
     const int64_t m = a.m, nnz = a.nnz;
     /* row_ptr[0] != 0 (also makes row 0 "decreasing" if large: START wins) */
     a.rp[0] = 3;
@@ -329,11 +298,11 @@ Test(csr, each_defect_reports_its_check_and_first_row) {
     expect_defect(h, &a, kIdx[ix], nnz, GKO_CSR_ROW_PTR_END, m - 1, "row_ptr before columns");
     a.rp[m] = nnz;
     a.ci[p] = cs;
-    dcsr d = upload(&a, kIdx[ix], nnz);
+    t_dcsr d = upload(&a, kIdx[ix], nnz);
     verdict v = run_validate(h, d.csr);
     cr_expect_eq(v.status, GKO_STATUS_SUCCESS, "restored matrix: %s", v.detail);
-    dcsr_free(&d);
-    hcsr_free(&a);
+    t_dcsr_free(&d);
+    t_hcsr_free(&a);
   }
   gko_destroy(h);
 }
@@ -366,20 +335,20 @@ Test(csr, sorted_and_duplicate_flags) {
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
     for (int ix = 0; ix < 2; ix++) {
-      hcsr a = {cases[c].m, cases[c].k, cases[c].nnz, cases[c].rp, cases[c].ci};
-      dcsr d = upload(&a, kIdx[ix], a.nnz);
+      t_hcsr a = {cases[c].m, cases[c].k, cases[c].nnz, cases[c].rp, cases[c].ci, NULL};
+      t_dcsr d = upload(&a, kIdx[ix], a.nnz);
       verdict v = run_validate(h, d.csr);
       cr_expect_eq(v.check, cases[c].check, "case %zu: %s", c, v.detail);
       cr_expect_eq(v.sorted, cases[c].sorted, "case %zu (%s): sorted %d", c,
                    ix ? "int64" : "int32", v.sorted);
       cr_expect_eq(v.dups, cases[c].dups, "case %zu (%s): duplicates %d", c,
                    ix ? "int64" : "int32", v.dups);
-      dcsr_free(&d);
+      t_dcsr_free(&d);
     }
   /* a large random matrix, rows shuffled, one duplicate planted far apart */
   uint64_t seed = t_seed();
   for (int ix = 0; ix < 2; ix++) {
-    hcsr a = random_csr(30000, 5000, 12);
+    t_hcsr a = random_csr(30000, 5000, 12);
     for (int64_t r = 0; r < a.m; r++) {
       int64_t l = a.rp[r + 1] - a.rp[r];
       for (int64_t t = l - 1; t > 0; t--) {
@@ -389,12 +358,12 @@ Test(csr, sorted_and_duplicate_flags) {
         a.ci[a.rp[r] + j] = x;
       }
     }
-    dcsr d = upload(&a, kIdx[ix], a.nnz);
+    t_dcsr d = upload(&a, kIdx[ix], a.nnz);
     verdict v = run_validate(h, d.csr);
     cr_expect_eq(v.status, GKO_STATUS_SUCCESS, "%s", v.detail);
     cr_expect_eq(v.sorted, 0, "seed %llu", (unsigned long long)seed);
     cr_expect_eq(v.dups, 0, "seed %llu", (unsigned long long)seed);
-    dcsr_free(&d);
+    t_dcsr_free(&d);
     int64_t r = row_with(&a, 6, 20000);
     cr_assert(r >= 0);
     a.ci[a.rp[r] + 5] = a.ci[a.rp[r]];
@@ -403,8 +372,8 @@ Test(csr, sorted_and_duplicate_flags) {
     cr_expect_eq(v.sorted, 0);
     cr_expect_eq(v.dups, 1, "seed %llu: planted duplicate in row %lld", (unsigned long long)seed,
                  (long long)r);
-    dcsr_free(&d);
-    hcsr_free(&a);
+    t_dcsr_free(&d);
+    t_hcsr_free(&a);
   }
   gko_destroy(h);
 }
@@ -429,13 +398,13 @@ Test(csr, empty_matrices) {
   /* nnz == 0: only row_ptr is read (all zeros, or a defect) */
   for (int ix = 0; ix < 2; ix++) {
     int64_t rp[6] = {0, 0, 0, 0, 0, 0};
-    hcsr a = {5, 3, 0, rp, NULL};
-    dcsr d = upload(&a, kIdx[ix], 0);
+    t_hcsr a = {5, 3, 0, rp, NULL, NULL};
+    t_dcsr d = upload(&a, kIdx[ix], 0);
     verdict v = run_validate(h, d.csr);
     cr_expect_eq(v.status, GKO_STATUS_SUCCESS, "%s", v.detail);
     cr_expect_eq(v.sorted, 1);
     cr_expect_eq(v.dups, 0);
-    dcsr_free(&d);
+    t_dcsr_free(&d);
     rp[5] = 2;
     a.rp = rp;
     expect_defect(h, &a, kIdx[ix], 0, GKO_CSR_ROW_PTR_END, 4, "nnz = 0, row_ptr[m] = 2");
@@ -444,11 +413,9 @@ Test(csr, empty_matrices) {
 }
 
 Test(csr, workspace_null_small_and_unaligned) {
-  T_REQUIRE_GPU();
-  t_seed();
-  gko_handle_t h = t_handle();
-  hcsr a = random_csr(5000, 800, 9);
-  dcsr d = upload(&a, GKO_INDEX_INT32, a.nnz);
+  gko_handle_t h = t_gpu_setup(NULL);
+  t_hcsr a = random_csr(5000, 800, 9);
+  t_dcsr d = upload(&a, GKO_INDEX_INT32, a.nnz);
   size_t ws = 0;
   T_OK(gko_csr_validate_workspace_size(h, d.csr, &ws));
   cr_expect(ws > (size_t)a.nnz, "workspace %zu for nnz %lld", ws, (long long)a.nnz);
@@ -472,8 +439,8 @@ Test(csr, workspace_null_small_and_unaligned) {
   /* NULL outputs are fine */
   T_OK(gko_csr_validate(h, d.csr, w, ws, NULL, NULL, NULL, NULL, NULL));
   cudaFree(w);
-  dcsr_free(&d);
-  hcsr_free(&a);
+  t_dcsr_free(&d);
+  t_hcsr_free(&a);
   gko_destroy(h);
 }
 
@@ -481,8 +448,8 @@ Test(csr, refuses_to_run_inside_graph_capture) {
   T_REQUIRE_GPU();
   gko_handle_t h = t_handle();
   int64_t rp[3] = {0, 1, 2}, ci[2] = {0, 1};
-  hcsr a = {2, 2, 2, rp, ci};
-  dcsr d = upload(&a, GKO_INDEX_INT64, 2);
+  t_hcsr a = {2, 2, 2, rp, ci, NULL};
+  t_dcsr d = upload(&a, GKO_INDEX_INT64, 2);
   cudaStream_t s;
   T_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   gko_csr_check_t chk = (gko_csr_check_t)9;
@@ -496,6 +463,6 @@ Test(csr, refuses_to_run_inside_graph_capture) {
   T_OK(gko_csr_validate(h, d.csr, NULL, 0, &chk, NULL, NULL, NULL, s));
   cr_expect_eq(chk, GKO_CSR_VALID);
   cudaStreamDestroy(s);
-  dcsr_free(&d);
+  t_dcsr_free(&d);
   gko_destroy(h);
 }

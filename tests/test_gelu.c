@@ -50,19 +50,7 @@ static void ref_gelu(int approx, double x, double *y, double *g, double *g_terms
   }
 }
 
-/* ---- typed host arrays ------------------------------------------------------ */
-
-static double get_v(gko_dtype_t dt, const void *a, int64_t i) {
-  if (dt == GKO_DTYPE_F32) return ((const float *)a)[i];
-  if (dt == GKO_DTYPE_F16) return t_f16_to_float(((const uint16_t *)a)[i]);
-  return t_bf16_to_float(((const uint16_t *)a)[i]);
-}
-
-static void set_v(gko_dtype_t dt, void *a, int64_t i, double v) {
-  if (dt == GKO_DTYPE_F32) ((float *)a)[i] = (float)v;
-  else if (dt == GKO_DTYPE_F16) ((uint16_t *)a)[i] = t_double_to_f16(v);
-  else ((uint16_t *)a)[i] = t_double_to_bf16(v);
-}
+/* ---- inputs ------------------------------------------------------------------ */
 
 /* A mixture that covers the interesting ranges: the bulk, the negative tail,
  * large magnitudes. */
@@ -75,10 +63,6 @@ static double draw(gko_dtype_t dt) {
   else if (k < 9) v = t_uniform(-9.0, 0.0);
   else v = (t_next() & 1 ? -1 : 1) * exp(t_uniform(log(1e-20), log(lim)));
   return v;
-}
-
-static const char *dt_name(gko_dtype_t dt) {
-  return dt == GKO_DTYPE_F32 ? "f32" : dt == GKO_DTYPE_F16 ? "f16" : "bf16";
 }
 
 /* Is `got` within tolerance of the exact value `ref` for dtype dt?  extra is
@@ -135,16 +119,16 @@ static int64_t run_check(gko_handle_t h, int dir, int approx, gko_dtype_t dt, in
   int64_t bad = 0;
   const char *o = (const char *)out + (inplace ? xoff : yoff) * es;
   for (int64_t i = 0; i < n; i++) {
-    double x = get_v(dt, xh, i), y, g, terms;
+    double x = t_hv_get(dt, xh, i), y, g, terms;
     ref_gelu(approx, x, &y, &g, &terms);
-    double got = get_v(dt, o, i);
-    double dy = dir ? get_v(dt, dyh, i) : 0;
+    double got = t_hv_get(dt, o, i);
+    double dy = dir ? t_hv_get(dt, dyh, i) : 0;
     double ref = dir ? dy * g : y;
     if (dir && (isinf(dy) || isnan(dy))) ref = dy * g;
     int ok = within(dt, got, ref, dir ? grad_extra(dt, x, dy, terms) : fwd_extra(x));
     if (!ok && bad++ < 5)
       cr_log_error("%s %s %s n=%lld i=%lld x=%.9g%s%.9g: got %.9g want %.9g",
-                   dir ? "backward" : "forward", approx ? "tanh" : "erf", dt_name(dt),
+                   dir ? "backward" : "forward", approx ? "tanh" : "erf", t_dtype_name(dt),
                    (long long)n, (long long)i, x, dir ? " dy=" : "", dy, got, ref);
   }
   /* bytes outside [yoff, yoff+n) untouched (still poison) */
@@ -164,16 +148,15 @@ static int64_t run_check(gko_handle_t h, int dir, int approx, gko_dtype_t dt, in
 
 static void *random_array(gko_dtype_t dt, int64_t n) {
   void *a = malloc((size_t)n * gko_dtype_size(dt) + 1);
-  for (int64_t i = 0; i < n; i++) set_v(dt, a, i, draw(dt));
+  for (int64_t i = 0; i < n; i++) t_hv_set(dt, a, i, draw(dt));
   return a;
 }
 
 static const gko_dtype_t kDtypes[3] = {GKO_DTYPE_F32, GKO_DTYPE_F16, GKO_DTYPE_BF16};
 
 Test(gelu, random_lengths_all_dtypes_both_forms_both_directions) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
+  uint64_t seed;
+  gko_handle_t h = t_gpu_setup(&seed);
   const int64_t lens[] = {1, 2, 7, 8, 9, 31, 33, 1000, 65537, (1 << 20) + 3};
   for (int d = 0; d < 3; d++)
     for (int approx = 0; approx < 2; approx++)
@@ -183,7 +166,7 @@ Test(gelu, random_lengths_all_dtypes_both_forms_both_directions) {
           void *dy = random_array(kDtypes[d], lens[l]);
           int64_t bad = run_check(h, dir, approx, kDtypes[d], lens[l], x, dy, 0, 0, 0, 0);
           cr_expect_eq(bad, 0, "seed %llu: %lld mismatches (%s %s dir %d n %lld)",
-                       (unsigned long long)seed, (long long)bad, dt_name(kDtypes[d]),
+                       (unsigned long long)seed, (long long)bad, t_dtype_name(kDtypes[d]),
                        approx ? "tanh" : "erf", dir, (long long)lens[l]);
           free(x);
           free(dy);
@@ -194,21 +177,20 @@ Test(gelu, random_lengths_all_dtypes_both_forms_both_directions) {
 /* Every 16-bit pattern (NaN, Inf, subnormals, the whole tail) through both
  * forms and both directions. */
 Test(gelu, exhaustive_f16_bf16) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
+  uint64_t seed;
+  gko_handle_t h = t_gpu_setup(&seed);
   const int64_t n = 65536;
   uint16_t *x = malloc(n * 2), *dy = malloc(n * 2);
   for (int d = 1; d < 3; d++) {
     for (int64_t i = 0; i < n; i++) {
       x[i] = (uint16_t)i;
-      set_v(kDtypes[d], dy, i, t_uniform(-4, 4));
+      t_hv_set(kDtypes[d], dy, i, t_uniform(-4, 4));
     }
     for (int approx = 0; approx < 2; approx++)
       for (int dir = 0; dir < 2; dir++) {
         int64_t bad = run_check(h, dir, approx, kDtypes[d], n, x, dy, 0, 0, 0, 0);
         cr_expect_eq(bad, 0, "seed %llu: %s %s dir %d: %lld mismatches",
-                     (unsigned long long)seed, dt_name(kDtypes[d]), approx ? "tanh" : "erf",
+                     (unsigned long long)seed, t_dtype_name(kDtypes[d]), approx ? "tanh" : "erf",
                      dir, (long long)bad);
       }
   }
@@ -269,9 +251,8 @@ Test(gelu, negative_tail_relative_accuracy) {
 /* Every combination of element offsets for x, y (and dy): the vector path
  * when they agree modulo 16 bytes, the scalar path when not. */
 Test(gelu, unaligned_pointers_and_short_lengths) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
+  uint64_t seed;
+  gko_handle_t h = t_gpu_setup(&seed);
   const int64_t lens[] = {1, 3, 8, 15, 17, 33, 100, 4099};
   for (int d = 0; d < 3; d++)
     for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++) {
@@ -283,7 +264,7 @@ Test(gelu, unaligned_pointers_and_short_lengths) {
           int64_t bad = run_check(h, dir, (xo >> 1) & 1, kDtypes[d], lens[l], x, dy, xo, yo,
                                   (xo + 1) % 8, 0);
           cr_expect_eq(bad, 0, "seed %llu %s n=%lld xoff=%d yoff=%d",
-                       (unsigned long long)seed, dt_name(kDtypes[d]), (long long)lens[l], xo,
+                       (unsigned long long)seed, t_dtype_name(kDtypes[d]), (long long)lens[l], xo,
                        yo);
         }
       free(x);
@@ -293,9 +274,7 @@ Test(gelu, unaligned_pointers_and_short_lengths) {
 }
 
 Test(gelu, in_place) {
-  T_REQUIRE_GPU();
-  t_seed();
-  gko_handle_t h = t_handle();
+  gko_handle_t h = t_gpu_setup(NULL);
   for (int d = 0; d < 3; d++)
     for (int off = 0; off < 3; off++) {
       int64_t n = 100003;
@@ -374,9 +353,7 @@ Test(gelu, zero_length_touches_nothing) {
 }
 
 Test(gelu, streams_and_graph_capture) {
-  T_REQUIRE_GPU();
-  t_seed();
-  gko_handle_t h = t_handle();
+  gko_handle_t h = t_gpu_setup(NULL);
   const int64_t n = 1000003;
   void *x = random_array(GKO_DTYPE_F16, n);
   uint16_t *xd = t_dalloc(n * 2), *y1 = t_dalloc(n * 2), *y2 = t_dalloc(n * 2);
@@ -441,12 +418,7 @@ Test(gelu, bad_pointers_leave_output_untouched) {
   if (!pageable)
     T_FAILS(GKO_STATUS_INVALID_VALUE,
             gko_gelu_forward(h, GKO_GELU_ERF, GKO_DTYPE_F32, n, hx, y, NULL));
-  T_CUDA(cudaDeviceSynchronize());
-  unsigned char *back = malloc(n * 4 + 64);
-  t_d2h(back, y, n * 4 + 64);
-  for (int64_t i = 0; i < n * 4 + 64; i++)
-    cr_assert_eq(back[i], T_POISON_BYTE, "output byte %lld was written", (long long)i);
-  free(back);
+  t_assert_poisoned(y, n * 4 + 64);
   free(hx);
   cudaFree(x);
   cudaFree(y);

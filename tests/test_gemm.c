@@ -29,7 +29,8 @@
  * reference is finite counts as a failure.  Inputs are fresh random numbers
  * (seed printed; GKO_TEST_SEED replays); A/B/C padding holds NaN.
  *
- * The GPU suite runs twice: suite "gemm" with BACKEND = AUTO (cuBLASLt) and
+ * The GPU tests defined with GEMM_TEST run once per row of the backend
+ * table GEMM_BACKENDS: suite "gemm" with BACKEND = AUTO (cuBLASLt) and
  * suite "gemm_wmma" with BACKEND = WMMA forced (gko's kernel; f32 inputs,
  * and bf16 before sm_80, must answer NOT_SUPPORTED there).  "gemm_wmma" also
  * has the skinny (m <= 16) and split-K determinism tests. */
@@ -63,9 +64,50 @@ typedef struct {
   int static_ops;                    /* GKO_GEMM_ATTR_STATIC_OPERANDS */
 } gcase;
 
+/* ---- the backends the GPU tests run over ---------------------------------------- */
+
+/* One row per backend: X(suite, backend, name, f32_inputs, bf16_cc, erf_required)
+ *   suite         the Criterion suite its tests report in
+ *   backend       what GKO_GEMM_ATTR_BACKEND asks for ("gemm" runs AUTO, the
+ *                 dispatcher, which takes cuBLASLt first)
+ *   name          the word its NOT_SUPPORTED details name it by
+ *   f32_inputs    it takes f32 A and B (else: NOT_SUPPORTED, checked)
+ *   bf16_cc       bf16 A and B need this compute capability (else:
+ *                 NOT_SUPPORTED, checked); 0: any
+ *   erf_required  the dtype sweep also plans GELU-erf with FUSION_REQUIRED
+ *                 (cuBLASLt cannot fuse it; AUTO's hand-over to WMMA has its
+ *                 own test, auto_takes_wmma_where_cublaslt_cannot)
+ * GEMM_TEST(name, ...) below defines one body and one test per row; a new
+ * backend is one new row. */
+#define GEMM_BACKENDS(X, ...)                                    \
+  X(gemm, GKO_GEMM_BACKEND_AUTO, "cuBLASLt", 1, 0, 0, __VA_ARGS__) \
+  X(gemm_wmma, GKO_GEMM_BACKEND_WMMA, "WMMA", 0, 80, 1, __VA_ARGS__)
+
+typedef struct {
+  int backend;
+  const char *name;
+  int f32_inputs, bf16_cc, erf_required;
+} gbackend;
+
+#define GEMM_BACKEND_ROW(suite, be, name, f32, bf16cc, erf, ...) {be, name, f32, bf16cc, erf},
+static const gbackend kBackends[] = {GEMM_BACKENDS(GEMM_BACKEND_ROW, none)};
+enum { kNBackends = sizeof kBackends / sizeof kBackends[0] };
+
 /* The backend every GPU case of this process uses (Criterion runs each test
- * in its own process): AUTO in suite "gemm", WMMA in suite "gemm_wmma". */
+ * in its own process): the row of the test's suite. */
 static int g_backend = GKO_GEMM_BACKEND_AUTO;
+
+/* GEMM_TEST(name, test options) { body }: the body runs once per row of
+ * GEMM_BACKENDS, as test `name` of that row's suite, with g_backend set. */
+#define GEMM_TEST_ROW(suite, be, bname, f32, bf16cc, erf, name, ...) \
+  Test(suite, name, ##__VA_ARGS__) {                                \
+    g_backend = be;                                                 \
+    body_##name();                                                  \
+  }
+#define GEMM_TEST(name, ...)                           \
+  static void body_##name(void);                       \
+  GEMM_BACKENDS(GEMM_TEST_ROW, name, ##__VA_ARGS__)    \
+  static void body_##name(void)
 
 static gcase gc_default(gko_dtype_t ab, gko_dtype_t cd, int64_t m, int64_t n, int64_t k) {
   gcase c;
@@ -100,14 +142,19 @@ static int decode_fits(void) {
   return optin >= 98304 + 8704;
 }
 
-/* WMMA's documented NOT_SUPPORTED cases */
-static int wmma_unsupported(int backend, gko_dtype_t ab) {
-  return backend == GKO_GEMM_BACKEND_WMMA &&
-         (ab == GKO_DTYPE_F32 || (ab == GKO_DTYPE_BF16 && t_cc() < 80));
+/* The row of GEMM_BACKENDS for `backend`; NULL for one that has none
+ * (CUBLASLT, which some single tests force). */
+static const gbackend *backend_row(int backend) {
+  for (int i = 0; i < kNBackends; i++)
+    if (kBackends[i].backend == backend) return &kBackends[i];
+  return NULL;
 }
 
-static double t_unit(gko_dtype_t d) {
-  return d == GKO_DTYPE_F32 ? ldexp(1, -24) : d == GKO_DTYPE_F16 ? ldexp(1, -11) : ldexp(1, -8);
+/* The backend's documented NOT_SUPPORTED input types */
+static int backend_unsupported(int backend, gko_dtype_t ab) {
+  const gbackend *r = backend_row(backend);
+  return r && ((ab == GKO_DTYPE_F32 && !r->f32_inputs) ||
+               (ab == GKO_DTYPE_BF16 && r->bf16_cc && t_cc() < r->bf16_cc));
 }
 
 static double t_tol(const gcase *c) {
@@ -244,10 +291,11 @@ static int run_case(gko_handle_t h, const gcase *c, cudaStream_t stream, wsbuf *
   gko_gemm_plan_t plan = NULL;
   if (!c->oneshot) {
     gko_status_t ps = gko_gemm_plan_create(h, desc, &plan);
-    if (wmma_unsupported(c->backend, c->ab)) {
-      cr_expect_eq(ps, GKO_STATUS_NOT_SUPPORTED, "WMMA with %s inputs must be NOT_SUPPORTED [%s]",
-                   t_dtype_name(c->ab), describe_case(c, cbuf, sizeof cbuf));
-      cr_expect(ps != GKO_STATUS_NOT_SUPPORTED || strstr(gko_last_error_detail(), "WMMA"),
+    if (backend_unsupported(c->backend, c->ab)) {
+      const char *bname = backend_row(c->backend)->name;
+      cr_expect_eq(ps, GKO_STATUS_NOT_SUPPORTED, "%s with %s inputs must be NOT_SUPPORTED [%s]",
+                   bname, t_dtype_name(c->ab), describe_case(c, cbuf, sizeof cbuf));
+      cr_expect(ps != GKO_STATUS_NOT_SUPPORTED || strstr(gko_last_error_detail(), bname),
                 "%s", gko_last_error_detail());
       if (ps == GKO_STATUS_SUCCESS) gko_gemm_plan_destroy(plan);
       gko_gemm_desc_destroy(desc);
@@ -411,9 +459,7 @@ static int run_case(gko_handle_t h, const gcase *c, cudaStream_t stream, wsbuf *
           continue;
         }
         if (c->exact) {
-          double want = c->cd == GKO_DTYPE_F32   ? (double)(float)r
-                        : c->cd == GKO_DTYPE_F16 ? t_f16_to_float(t_double_to_f16(r))
-                                                 : t_bf16_to_float(t_double_to_bf16(r));
+          double want = t_round(c->cd, r);
           if (!(got == want) && !(isnan(got) && isnan(want)) && inexact++ < 3)
             cr_log_error("inexact at b=%lld i=%lld j=%lld: got %.9g want %.9g [%s]",
                          (long long)b, (long long)i, (long long)j, got, want,
@@ -477,6 +523,37 @@ static int run_case(gko_handle_t h, const gcase *c, cudaStream_t stream, wsbuf *
   cudaFree(dbias);
   gko_gemm_desc_destroy(desc);
   return bad;
+}
+
+/* A GPU test that checks cases with run_case: its seed (printed with a
+ * failure), a handle, a reusable workspace and the count of failed cases. */
+typedef struct {
+  uint64_t seed;
+  gko_handle_t h;
+  wsbuf w;
+  int bad;
+} gsweep;
+
+/* Skips without a GPU; seeds the random numbers, creates the handle. */
+static gsweep sweep_begin(void) {
+  gsweep sw = {0};
+  sw.h = t_gpu_setup(&sw.seed);
+  return sw;
+}
+
+/* Runs and checks one case on the default stream; with most > 0 the test
+ * stops once more than `most` cases have failed. */
+static void sweep_case(gsweep *sw, const gcase *c, int most) {
+  sw->bad += run_case(sw->h, c, NULL, &sw->w);
+  if (most > 0)
+    cr_assert(sw->bad <= most, "seed %llu: too many failures", (unsigned long long)sw->seed);
+}
+
+/* No case may have failed; frees the workspace and the handle. */
+static void sweep_end(gsweep *sw) {
+  cr_expect_eq(sw->bad, 0, "seed %llu", (unsigned long long)sw->seed);
+  ws_free(&sw->w);
+  gko_destroy(sw->h);
 }
 
 static const int64_t kSizes[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 63, 65, 127, 129};
@@ -745,21 +822,8 @@ Test(gemm_args, plan_queries_and_execute_reject_null) {
 
 /* Every combination of the small odd sizes, f16 in and out, no epilogue, with
  * a random beta (0 half of the time) and transposes. */
-static void body_small_sizes_every_combination_f16(void);
-Test(gemm, small_sizes_every_combination_f16, .timeout = 900) {
-  g_backend = GKO_GEMM_BACKEND_AUTO;
-  body_small_sizes_every_combination_f16();
-}
-Test(gemm_wmma, small_sizes_every_combination_f16, .timeout = 900) {
-  g_backend = GKO_GEMM_BACKEND_WMMA;
-  body_small_sizes_every_combination_f16();
-}
-static void body_small_sizes_every_combination_f16(void) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
-  wsbuf w = {0};
-  int bad = 0;
+GEMM_TEST(small_sizes_every_combination_f16, .timeout = 900) {
+  gsweep sw = sweep_begin();
   for (int i = 0; i < kNSizes; i++)
     for (int j = 0; j < kNSizes; j++)
       for (int l = 0; l < kNSizes; l++) {
@@ -768,37 +832,21 @@ static void body_small_sizes_every_combination_f16(void) {
         c.tb = (int)(t_next() & 1);
         c.beta = (t_next() & 1) ? 0.0f : 0.75f;
         c.alpha = 1.25f;
-        bad += run_case(h, &c, NULL, &w);
-        cr_assert(bad <= 20, "seed %llu: too many failures", (unsigned long long)seed);
+        sweep_case(&sw, &c, 20);
       }
-  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
-  ws_free(&w);
-  gko_destroy(h);
+  sweep_end(&sw);
 }
 
 /* Every type combination x compute mode x epilogue x fusion policy, on
  * sampled odd sizes, transposes, beta and both layouts. */
-static void body_dtypes_computes_epilogues_fusions(void);
-Test(gemm, dtypes_computes_epilogues_fusions, .timeout = 900) {
-  g_backend = GKO_GEMM_BACKEND_AUTO;
-  body_dtypes_computes_epilogues_fusions();
-}
-Test(gemm_wmma, dtypes_computes_epilogues_fusions, .timeout = 900) {
-  g_backend = GKO_GEMM_BACKEND_WMMA;
-  body_dtypes_computes_epilogues_fusions();
-}
-static void body_dtypes_computes_epilogues_fusions(void) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
+GEMM_TEST(dtypes_computes_epilogues_fusions, .timeout = 900) {
+  gsweep sw = sweep_begin();
   int cc10 = 0;
   {
     int64_t v = 0;
     T_OK(gko_query(GKO_QUERY_COMPUTE_CAPABILITY, 0, &v));
     cc10 = (int)v;
   }
-  wsbuf w = {0};
-  int bad = 0;
   for (int t = 0; t < kNTypes; t++)
     for (int comp = 0; comp < 3; comp++) {
       if (comp == GKO_GEMM_COMPUTE_TF32 && (kTypes[t].ab != GKO_DTYPE_F32 || cc10 < 80)) continue;
@@ -809,7 +857,8 @@ static void body_dtypes_computes_epilogues_fusions(void) {
       for (int ep = 0; ep < 8; ep++)
         for (int fu = 0; fu < 3; fu++) {
           /* cuBLASLt cannot fuse GELU-erf (NOT_SUPPORTED); WMMA fuses everything */
-          if (fu == GKO_GEMM_FUSION_REQUIRED && (ep >> 1) == 2 && g_backend != GKO_GEMM_BACKEND_WMMA)
+          if (fu == GKO_GEMM_FUSION_REQUIRED && (ep >> 1) == 2 &&
+              !backend_row(g_backend)->erf_required)
             continue;
           for (int rep = 0; rep < 3; rep++) {
             gcase c = gc_default(kTypes[t].ab, kTypes[t].cd, pick_size(), pick_size(),
@@ -827,33 +876,17 @@ static void body_dtypes_computes_epilogues_fusions(void) {
             c.layout = (fu == GKO_GEMM_FUSION_REQUIRED && (ep & 1)) ? 0 : (int)(t_next() & 1);
             c.alpha = (float)t_uniform(0.5, 1.5);
             c.beta = (t_next() & 1) ? 0.0f : (float)t_uniform(-1, 1);
-            bad += run_case(h, &c, NULL, &w);
-            cr_assert(bad <= 20, "seed %llu: too many failures", (unsigned long long)seed);
+            sweep_case(&sw, &c, 20);
           }
         }
     }
-  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
-  ws_free(&w);
-  gko_destroy(h);
+  sweep_end(&sw);
 }
 
 /* Transposes, layouts, padded leading dimensions (NaN in the padding), in
  * place, one-shot. */
-static void body_transposes_layouts_padded_ld_in_place_oneshot(void);
-Test(gemm, transposes_layouts_padded_ld_in_place_oneshot, .timeout = 600) {
-  g_backend = GKO_GEMM_BACKEND_AUTO;
-  body_transposes_layouts_padded_ld_in_place_oneshot();
-}
-Test(gemm_wmma, transposes_layouts_padded_ld_in_place_oneshot, .timeout = 600) {
-  g_backend = GKO_GEMM_BACKEND_WMMA;
-  body_transposes_layouts_padded_ld_in_place_oneshot();
-}
-static void body_transposes_layouts_padded_ld_in_place_oneshot(void) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
-  wsbuf w = {0};
-  int bad = 0;
+GEMM_TEST(transposes_layouts_padded_ld_in_place_oneshot, .timeout = 600) {
+  gsweep sw = sweep_begin();
   for (int ta = 0; ta < 2; ta++)
     for (int tb = 0; tb < 2; tb++)
       for (int lay = 0; lay < 2; lay++)
@@ -873,28 +906,13 @@ static void body_transposes_layouts_padded_ld_in_place_oneshot(void) {
           c.beta = 0.5f;
           c.epilogue = var == 3 ? GKO_EPILOGUE_BIAS_RELU : GKO_EPILOGUE_NONE;
           c.oneshot = var == 1 && lay == 0 && !c.in_place;
-          bad += run_case(h, &c, NULL, &w);
+          sweep_case(&sw, &c, 0);
         }
-  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
-  ws_free(&w);
-  gko_destroy(h);
+  sweep_end(&sw);
 }
 
-static void body_batched_strided_broadcast(void);
-Test(gemm, batched_strided_broadcast, .timeout = 600) {
-  g_backend = GKO_GEMM_BACKEND_AUTO;
-  body_batched_strided_broadcast();
-}
-Test(gemm_wmma, batched_strided_broadcast, .timeout = 600) {
-  g_backend = GKO_GEMM_BACKEND_WMMA;
-  body_batched_strided_broadcast();
-}
-static void body_batched_strided_broadcast(void) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
-  wsbuf w = {0};
-  int bad = 0;
+GEMM_TEST(batched_strided_broadcast, .timeout = 600) {
+  gsweep sw = sweep_begin();
   for (int var = 0; var < 12; var++) {
     gcase c = gc_default(var % 3 == 0 ? GKO_DTYPE_F16 : var % 3 == 1 ? GKO_DTYPE_BF16 : GKO_DTYPE_F32,
                          var % 2 ? GKO_DTYPE_F32 : (var % 3 == 0 ? GKO_DTYPE_F16 : var % 3 == 1 ? GKO_DTYPE_BF16 : GKO_DTYPE_F32),
@@ -914,30 +932,15 @@ static void body_batched_strided_broadcast(void) {
       c.sd = foot + 13;
     }
     c.pad = var >= 8 ? GKO_GEMM_PAD_ALWAYS : GKO_GEMM_PAD_AUTO;
-    bad += run_case(h, &c, NULL, &w);
+    sweep_case(&sw, &c, 0);
   }
-  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
-  ws_free(&w);
-  gko_destroy(h);
+  sweep_end(&sw);
 }
 
 /* k = 0 and alpha = 0: D = epilogue(beta * C), exactly beta*C rounded once
  * without an epilogue; A and B are not read (NaN there, or NULL). */
-static void body_k_zero_and_alpha_zero(void);
-Test(gemm, k_zero_and_alpha_zero) {
-  g_backend = GKO_GEMM_BACKEND_AUTO;
-  body_k_zero_and_alpha_zero();
-}
-Test(gemm_wmma, k_zero_and_alpha_zero) {
-  g_backend = GKO_GEMM_BACKEND_WMMA;
-  body_k_zero_and_alpha_zero();
-}
-static void body_k_zero_and_alpha_zero(void) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
-  wsbuf w = {0};
-  int bad = 0;
+GEMM_TEST(k_zero_and_alpha_zero) {
+  gsweep sw = sweep_begin();
   for (int t = 0; t < kNTypes; t++)
     for (int var = 0; var < 6; var++) {
       gcase c = gc_default(kTypes[t].ab, kTypes[t].cd, 33, 17, var < 3 ? 0 : 9);
@@ -950,38 +953,27 @@ static void body_k_zero_and_alpha_zero(void) {
       c.exact = c.epilogue == GKO_EPILOGUE_NONE;
       c.layout = var & 1;
       c.c_null = c.beta == 0.0f;
-      bad += run_case(h, &c, NULL, &w);
+      sweep_case(&sw, &c, 0);
     }
   /* NULL A and B with k = 0 */
   float *d = t_dalloc(64 * 4), *cc = t_dalloc(64 * 4), hd[64], hc[64];
   for (int i = 0; i < 64; i++) hc[i] = (float)i - 20.0f;
   t_h2d(cc, hc, sizeof hc);
-  T_OK(gko_gemm(h, GKO_OP_N, GKO_OP_N, 8, 8, 0, 1.0f, GKO_DTYPE_F32, NULL, -1, NULL, -1, 2.0f,
+  T_OK(gko_gemm(sw.h, GKO_OP_N, GKO_OP_N, 8, 8, 0, 1.0f, GKO_DTYPE_F32, NULL, -1, NULL, -1, 2.0f,
                 GKO_DTYPE_F32, cc, -1, d, -1, GKO_EPILOGUE_RELU, NULL, NULL));
   T_CUDA(cudaDeviceSynchronize());
   t_d2h(hd, d, sizeof hd);
   for (int i = 0; i < 64; i++) cr_expect_eq(hd[i], fmaxf(2.0f * hc[i], 0.0f), "i=%d", i);
   cudaFree(d);
   cudaFree(cc);
-  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
-  ws_free(&w);
-  gko_destroy(h);
+  sweep_end(&sw);
 }
 
 /* m = 0 or n = 0 or batch = 0: success, nothing written, NULLs allowed. */
-static void body_empty_outputs_write_nothing(void);
-Test(gemm, empty_outputs_write_nothing) {
-  g_backend = GKO_GEMM_BACKEND_AUTO;
-  body_empty_outputs_write_nothing();
-}
-Test(gemm_wmma, empty_outputs_write_nothing) {
-  g_backend = GKO_GEMM_BACKEND_WMMA;
-  body_empty_outputs_write_nothing();
-}
-static void body_empty_outputs_write_nothing(void) {
+GEMM_TEST(empty_outputs_write_nothing) {
   T_REQUIRE_GPU();
   gko_handle_t h = t_handle();
-  unsigned char *d = t_dalloc(256), back[256];
+  unsigned char *d = t_dalloc(256);
   T_CUDA(cudaMemset(d, T_POISON_BYTE, 256));
   const int64_t shapes[][4] = {{0, 5, 7, 1}, {5, 0, 7, 1}, {0, 0, 0, 1}, {5, 5, 5, 0}};
   for (int s = 0; s < 4; s++) {
@@ -1005,30 +997,15 @@ static void body_empty_outputs_write_nothing(void) {
                     GKO_DTYPE_F16, NULL, -1, NULL, -1, 0.0f, GKO_DTYPE_F16, NULL, -1, NULL, -1,
                     GKO_EPILOGUE_NONE, NULL, NULL));
   }
-  T_CUDA(cudaDeviceSynchronize());
-  t_d2h(back, d, 256);
-  for (int i = 0; i < 256; i++) cr_assert_eq(back[i], T_POISON_BYTE, "byte %d written", i);
+  t_assert_poisoned(d, 256);
   cudaFree(d);
   gko_destroy(h);
 }
 
 /* beta = 0: C is never read, NaN/Inf in it (or in D beforehand) must not
  * leak; C may be NULL. */
-static void body_beta_zero_never_reads_c(void);
-Test(gemm, beta_zero_never_reads_c) {
-  g_backend = GKO_GEMM_BACKEND_AUTO;
-  body_beta_zero_never_reads_c();
-}
-Test(gemm_wmma, beta_zero_never_reads_c) {
-  g_backend = GKO_GEMM_BACKEND_WMMA;
-  body_beta_zero_never_reads_c();
-}
-static void body_beta_zero_never_reads_c(void) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
-  wsbuf w = {0};
-  int bad = 0;
+GEMM_TEST(beta_zero_never_reads_c) {
+  gsweep sw = sweep_begin();
   for (int t = 0; t < kNTypes; t++)
     for (int var = 0; var < 4; var++) {
       gcase c = gc_default(kTypes[t].ab, kTypes[t].cd, 63, 65, 31);
@@ -1040,31 +1017,16 @@ static void body_beta_zero_never_reads_c(void) {
       c.epilogue = var == 3 ? GKO_EPILOGUE_BIAS_GELU_TANH : GKO_EPILOGUE_NONE;
       c.ldc = c.n + 2; /* C's layout differs from D's */
       if (c.in_place) c.ldc = -1;
-      bad += run_case(h, &c, NULL, &w);
+      sweep_case(&sw, &c, 0);
     }
-  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
-  ws_free(&w);
-  gko_destroy(h);
+  sweep_end(&sw);
 }
 
 /* Pointers at every small element offset, padded leading dimensions with
  * NaN padding, plans promising 16 bytes (execute falls back) or the real
  * alignment, padding forced on, off and automatic. */
-static void body_unaligned_pointers_and_leading_dimensions(void);
-Test(gemm, unaligned_pointers_and_leading_dimensions, .timeout = 600) {
-  g_backend = GKO_GEMM_BACKEND_AUTO;
-  body_unaligned_pointers_and_leading_dimensions();
-}
-Test(gemm_wmma, unaligned_pointers_and_leading_dimensions, .timeout = 600) {
-  g_backend = GKO_GEMM_BACKEND_WMMA;
-  body_unaligned_pointers_and_leading_dimensions();
-}
-static void body_unaligned_pointers_and_leading_dimensions(void) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
-  wsbuf w = {0};
-  int bad = 0;
+GEMM_TEST(unaligned_pointers_and_leading_dimensions, .timeout = 600) {
+  gsweep sw = sweep_begin();
   for (int t = 0; t < kNTypes; t++)
     for (int var = 0; var < 12; var++) {
       gcase c = gc_default(kTypes[t].ab, kTypes[t].cd, 37 + var, 45, 29 + 2 * var);
@@ -1083,25 +1045,14 @@ static void body_unaligned_pointers_and_leading_dimensions(void) {
       c.epilogue = (var % 4 == 1) ? GKO_EPILOGUE_BIAS : (var % 4 == 3 ? GKO_EPILOGUE_BIAS_GELU_ERF : 0);
       c.pad = var % 3; /* AUTO, NEVER, ALWAYS */
       c.alignment = var >= 6 ? (int64_t)gko_dtype_size(c.ab) : 0;
-      bad += run_case(h, &c, NULL, &w);
+      sweep_case(&sw, &c, 0);
     }
-  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
-  ws_free(&w);
-  gko_destroy(h);
+  sweep_end(&sw);
 }
 
 /* Long all-ones dot products are exact in f32 accumulation: k ones sum to
  * exactly k (representable in f16/bf16 for these k). */
-static void body_long_all_ones_dot_products_are_exact(void);
-Test(gemm, long_all_ones_dot_products_are_exact) {
-  g_backend = GKO_GEMM_BACKEND_AUTO;
-  body_long_all_ones_dot_products_are_exact();
-}
-Test(gemm_wmma, long_all_ones_dot_products_are_exact) {
-  g_backend = GKO_GEMM_BACKEND_WMMA;
-  body_long_all_ones_dot_products_are_exact();
-}
-static void body_long_all_ones_dot_products_are_exact(void) {
+GEMM_TEST(long_all_ones_dot_products_are_exact) {
   T_REQUIRE_GPU();
   gko_handle_t h = t_handle();
   const int64_t m = 48, n = 40, ks[] = {2048, 4096, 1027};
@@ -1113,7 +1064,7 @@ static void body_long_all_ones_dot_products_are_exact(void) {
         int64_t k = ks[kk];
         gko_dtype_t cd = out32 ? GKO_DTYPE_F32 : dts[d];
         if (!out32 && dts[d] == GKO_DTYPE_BF16 && k == 1027) continue; /* 1027 not in bf16 */
-        if (wmma_unsupported(g_backend, dts[d])) continue;
+        if (backend_unsupported(g_backend, dts[d])) continue;
         uint16_t one = dts[d] == GKO_DTYPE_F16 ? 0x3c00 : 0x3f80;
         uint16_t *ha = malloc(m * k * 2), *hb = malloc(k * n * 2);
         for (int64_t i = 0; i < m * k; i++) ha[i] = one;
@@ -1153,21 +1104,8 @@ static void body_long_all_ones_dot_products_are_exact(void) {
 }
 
 /* A few large shapes, checked on sampled rows. */
-static void body_large_shapes_sampled_rows(void);
-Test(gemm, large_shapes_sampled_rows, .timeout = 900) {
-  g_backend = GKO_GEMM_BACKEND_AUTO;
-  body_large_shapes_sampled_rows();
-}
-Test(gemm_wmma, large_shapes_sampled_rows, .timeout = 900) {
-  g_backend = GKO_GEMM_BACKEND_WMMA;
-  body_large_shapes_sampled_rows();
-}
-static void body_large_shapes_sampled_rows(void) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
-  wsbuf w = {0};
-  int bad = 0;
+GEMM_TEST(large_shapes_sampled_rows, .timeout = 900) {
+  gsweep sw = sweep_begin();
   const struct {
     int64_t m, n, k;
     gko_dtype_t ab, cd;
@@ -1188,11 +1126,9 @@ static void body_large_shapes_sampled_rows(void) {
     c.compute = L[i].comp;
     c.beta = i % 2 ? 0.5f : 0.0f;
     c.sample_rows = 24;
-    bad += run_case(h, &c, NULL, &w);
+    sweep_case(&sw, &c, 0);
   }
-  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
-  ws_free(&w);
-  gko_destroy(h);
+  sweep_end(&sw);
 }
 
 /* The plan says what it chose. */
@@ -1306,7 +1242,7 @@ Test(gemm, gelu_tanh_tail_fused_vs_gko_pass) {
 
 static void capture_vs_eager(gko_handle_t h, gko_dtype_t ab, gko_dtype_t cd, int64_t m, int64_t n,
                              int64_t k, int ep, int pad, int offset_elems, int oneshot) {
-  if (wmma_unsupported(g_backend, ab)) return;
+  if (backend_unsupported(g_backend, ab)) return;
   size_t esab = gko_dtype_size(ab), escd = gko_dtype_size(cd);
   size_t ba = (m * k + 8) * esab, bb = (k * n + 8) * esab, bd = (m * n + 8) * escd;
   unsigned char *ha = malloc(ba), *hb = malloc(bb), *hbias = malloc(n * escd + 16);
@@ -1378,19 +1314,8 @@ static void capture_vs_eager(gko_handle_t h, gko_dtype_t ab, gko_dtype_t cd, int
   cudaFree(dbias);
 }
 
-static void body_graph_capture_matches_eager(void);
-Test(gemm, graph_capture_matches_eager) {
-  g_backend = GKO_GEMM_BACKEND_AUTO;
-  body_graph_capture_matches_eager();
-}
-Test(gemm_wmma, graph_capture_matches_eager) {
-  g_backend = GKO_GEMM_BACKEND_WMMA;
-  body_graph_capture_matches_eager();
-}
-static void body_graph_capture_matches_eager(void) {
-  T_REQUIRE_GPU();
-  t_seed();
-  gko_handle_t h = t_handle();
+GEMM_TEST(graph_capture_matches_eager) {
+  gko_handle_t h = t_gpu_setup(NULL);
   /* plain, fused epilogue, two-pass GELU-erf, padded copies, an execute
    * whose pointers are less aligned than the plan (host-side fallback under
    * capture), and the one-shot call (stream-ordered workspace). */
@@ -1434,19 +1359,9 @@ static void *thread_main(void *p) {
   return NULL;
 }
 
-static void body_handle_shared_by_threads_with_own_workspaces(void);
-Test(gemm, handle_shared_by_threads_with_own_workspaces, .timeout = 600) {
-  g_backend = GKO_GEMM_BACKEND_AUTO;
-  body_handle_shared_by_threads_with_own_workspaces();
-}
-Test(gemm_wmma, handle_shared_by_threads_with_own_workspaces, .timeout = 600) {
-  g_backend = GKO_GEMM_BACKEND_WMMA;
-  body_handle_shared_by_threads_with_own_workspaces();
-}
-static void body_handle_shared_by_threads_with_own_workspaces(void) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
+GEMM_TEST(handle_shared_by_threads_with_own_workspaces, .timeout = 600) {
+  uint64_t seed;
+  gko_handle_t h = t_gpu_setup(&seed);
   enum { N = 6 };
   pthread_t th[N];
   thread_arg args[N];
@@ -1571,12 +1486,7 @@ Test(gemm, bad_arguments_leave_output_untouched) {
                      GKO_DTYPE_F16, NULL, -1, d, -1, GKO_EPILOGUE_NONE, NULL, NULL));
     free(ha);
   }
-  T_CUDA(cudaDeviceSynchronize());
-  unsigned char *back = malloc(dbytes);
-  t_d2h(back, d, dbytes);
-  for (size_t i = 0; i < dbytes; i++)
-    cr_assert_eq(back[i], T_POISON_BYTE, "output byte %zu was written", i);
-  free(back);
+  t_assert_poisoned(d, dbytes);
   cudaFree(ws);
   cudaFree(a);
   cudaFree(b);
@@ -1595,13 +1505,9 @@ Test(gemm, bad_arguments_leave_output_untouched) {
  * activation and the split-K path (n small enough that k is split) and its
  * single-split form (MAX_WORKSPACE = 0). */
 Test(gemm_wmma, skinny_m1_to_16_against_float64, .timeout = 900) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
+  gsweep sw = sweep_begin();
   g_backend = GKO_GEMM_BACKEND_WMMA;
-  gko_handle_t h = t_handle();
   const int cc = t_cc();
-  wsbuf w = {0};
-  int bad = 0;
   const int64_t ns[] = {5, 64, 300, 2100}, ks[] = {7, 64, 1027, 3000};
   for (int m = 1; m <= 16; m++)
     for (int var = 0; var < 8; var++) {
@@ -1620,12 +1526,9 @@ Test(gemm_wmma, skinny_m1_to_16_against_float64, .timeout = 900) {
       if (m == 16 && var == 0) { /* both small: the kernel picks the larger side */
         c.n = 12;
       }
-      bad += run_case(h, &c, NULL, &w);
-      cr_assert(bad <= 20, "seed %llu: too many failures", (unsigned long long)seed);
+      sweep_case(&sw, &c, 20);
     }
-  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
-  ws_free(&w);
-  gko_destroy(h);
+  sweep_end(&sw);
 }
 
 /* The decode kernel (sm_80+, x W^T with k contiguous in both operands, and
@@ -1637,13 +1540,10 @@ Test(gemm_wmma, skinny_m1_to_16_against_float64, .timeout = 900) {
  * kernel then).  x B: rows not a multiple of 64 or 8, k with a tail in the
  * last 32, both tile heights. */
 Test(gemm_wmma, decode_kernel_against_float64, .timeout = 600) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
+  gsweep sw = sweep_begin();
   if (t_cc() < 80) cr_skip("the decode kernel needs sm_80 (this GPU: sm_%d)", t_cc());
   const int fits = decode_fits(); /* else the SKINNY kernel serves the same cases */
   g_backend = GKO_GEMM_BACKEND_WMMA;
-  gko_handle_t h = t_handle();
-  wsbuf w = {0};
   const struct {
     int64_t m, n, k, ld_pad, batch; /* ld_pad: lda = k + ld_pad, ldb = (kn ? n : k) + ld_pad */
     int ab, ep;
@@ -1659,7 +1559,7 @@ Test(gemm_wmma, decode_kernel_against_float64, .timeout = 600) {
             {9, 40, 8192, 0, 1, 0, 5, 1, 1},   {8, 1000, 1027, 5, 2, 1, 3, 0, 1},
             {12, 20000, 136, 8, 1, 1, 3, 1, 1}, {3, 2100, 3004, 4, 3, 0, 7, 1, 1},
             {16, 40, 8192, 0, 1, 0, 1, 1, 1}};
-  int bad = 0, narrow = 0, wide = 0;
+  int narrow = 0, wide = 0;
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
     const gko_dtype_t ab = cs[i].ab ? GKO_DTYPE_BF16 : GKO_DTYPE_F16;
     gcase c = gc_default(ab, ab, cs[i].m, cs[i].n, cs[i].k);
@@ -1672,14 +1572,14 @@ Test(gemm_wmma, decode_kernel_against_float64, .timeout = 600) {
     c.beta = i % 2 ? 0.5f : 0.0f;
     c.sample_rows = 4;
     char why[2048];
-    plan_why(h, &c, why, sizeof why, NULL);
+    plan_why(sw.h, &c, why, sizeof why, NULL);
     cr_expect((strstr(why, "decode kernel") != NULL) == (cs[i].decode && fits), "case %zu: %s",
               i, why);
     if (cs[i].kn) {
       wide += strstr(why, "64 of its rows") != NULL;
       narrow += strstr(why, "16 of its rows") != NULL;
     }
-    bad += run_case(h, &c, NULL, &w);
+    sweep_case(&sw, &c, 0);
   }
   /* x B has two kernels (16- and 64-row tiles), chosen by how each would
    * fill the GPU: on 100+ SMs these cases take both */
@@ -1688,17 +1588,13 @@ Test(gemm_wmma, decode_kernel_against_float64, .timeout = 600) {
   cr_log_info("x B decode cases: %d with 16-row tiles, %d with 64-row tiles (%d SMs)", narrow,
               wide, sms);
   if (fits && sms >= 100) cr_expect(narrow > 0 && wide > 0, "16-row %d, 64-row %d", narrow, wide);
-  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
-  ws_free(&w);
-  gko_destroy(h);
+  sweep_end(&sw);
 }
 
 /* The plan says skinny / split-K, the workspace holds the partials, and two
  * runs (the workspace poisoned in between) are bitwise equal. */
 Test(gemm_wmma, splitk_results_are_bitwise_reproducible) {
-  T_REQUIRE_GPU();
-  t_seed();
-  gko_handle_t h = t_handle();
+  gko_handle_t h = t_gpu_setup(NULL);
   const int64_t shapes[][3] = {{4, 300, 8192}, {1, 64, 4096}, {16, 1000, 2048}, {3, 4096, 4096}};
   for (int sh = 0; sh < 4; sh++)
     for (int tb = 0; tb < 2; tb++) {
@@ -1912,18 +1808,14 @@ Test(gemm_wmma, static_weights_chain_matches_ordinary_launches, .timeout = 600) 
 /* AUTO gives what cuBLASLt cannot fuse to WMMA: GELU-erf with
  * FUSION_REQUIRED runs fused, in one kernel, and is right. */
 Test(gemm, auto_takes_wmma_where_cublaslt_cannot) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
-  wsbuf w = {0};
-  int bad = 0;
+  gsweep sw = sweep_begin();
   gcase c = gc_default(GKO_DTYPE_F16, GKO_DTYPE_F16, 200, 136, 72);
   c.epilogue = GKO_EPILOGUE_BIAS_GELU_ERF;
   c.fusion = GKO_GEMM_FUSION_REQUIRED;
   c.tb = 1;
   gko_gemm_desc_t d = make_desc(&c);
   gko_gemm_plan_t p;
-  T_OK(gko_gemm_plan_create(h, d, &p));
+  T_OK(gko_gemm_plan_create(sw.h, d, &p));
   /* cuBLASLt declined first: its reason must not outlive the success */
   cr_expect(gko_last_error_detail()[0] == '\0', "success left a detail: %s",
             gko_last_error_detail());
@@ -1935,16 +1827,14 @@ Test(gemm, auto_takes_wmma_where_cublaslt_cannot) {
   cr_expect(strstr(why, "fused") != NULL, "%s", why);
   gko_gemm_plan_destroy(p);
   gko_gemm_desc_destroy(d);
-  bad += run_case(h, &c, NULL, &w);
+  sweep_case(&sw, &c, 0);
   /* f32 inputs: neither backend can, and the detail says why for both */
   c.ab = c.cd = GKO_DTYPE_F32;
   d = make_desc(&c);
-  T_FAILS(GKO_STATUS_NOT_SUPPORTED, gko_gemm_plan_create(h, d, &p));
+  T_FAILS(GKO_STATUS_NOT_SUPPORTED, gko_gemm_plan_create(sw.h, d, &p));
   cr_expect(strstr(gko_last_error_detail(), "GELU-erf") != NULL, "%s", gko_last_error_detail());
   gko_gemm_desc_destroy(d);
-  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
-  ws_free(&w);
-  gko_destroy(h);
+  sweep_end(&sw);
 }
 
 /* AUTO's measured decode rule (docs/gemm.md): with the weights promised
@@ -1953,12 +1843,8 @@ Test(gemm, auto_takes_wmma_where_cublaslt_cannot) {
  * without the promise, with it on the other operand, or outside those
  * sizes, cuBLASLt.  Each plan is also run against the reference. */
 Test(gemm, auto_takes_the_decode_kernel_for_static_weights, .timeout = 600) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
+  gsweep sw = sweep_begin();
   const int cc = t_cc();
-  wsbuf w = {0};
-  int bad = 0;
   const struct {
     int64_t m, n, k;
     int static_ops, wmma;
@@ -1987,7 +1873,7 @@ Test(gemm, auto_takes_the_decode_kernel_for_static_weights, .timeout = 600) {
     c.sample_rows = 3;
     gko_gemm_backend_t be = GKO_GEMM_BACKEND_AUTO;
     char why[2048];
-    plan_why(h, &c, why, sizeof why, &be);
+    plan_why(sw.h, &c, why, sizeof why, &be);
     const int want = cs[i].wmma && cc >= 90;
     cr_expect_eq(be, want ? GKO_GEMM_BACKEND_WMMA : GKO_GEMM_BACKEND_CUBLASLT,
                  "%lld x %lld x %lld static %d: %s", (long long)cs[i].m, (long long)cs[i].n,
@@ -1995,21 +1881,15 @@ Test(gemm, auto_takes_the_decode_kernel_for_static_weights, .timeout = 600) {
     if (want)
       cr_expect(strstr(why, "decode kernel") && strstr(why, "AUTO: WMMA before cuBLASLt"),
                 "%s", why);
-    bad += run_case(h, &c, NULL, &w);
+    sweep_case(&sw, &c, 0);
   }
-  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
-  ws_free(&w);
-  gko_destroy(h);
+  sweep_end(&sw);
 }
 
 /* AUTOTUNE: the plan times its candidates, says so, is right, and a second
  * plan of the same problem takes the handle's cached answer. */
 Test(gemm, autotune_times_candidates_and_caches_the_winner, .timeout = 600) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
-  wsbuf w = {0};
-  int bad = 0;
+  gsweep sw = sweep_begin();
   const int cc = t_cc();
   const struct {
     gko_dtype_t ab;
@@ -2029,7 +1909,7 @@ Test(gemm, autotune_times_candidates_and_caches_the_winner, .timeout = 600) {
     for (int rep = 0; rep < 2; rep++) {
       gko_gemm_desc_t d = make_desc(&c);
       gko_gemm_plan_t p;
-      T_OK(gko_gemm_plan_create(h, d, &p));
+      T_OK(gko_gemm_plan_create(sw.h, d, &p));
       char why[2048];
       T_OK(gko_gemm_plan_describe(p, why, sizeof why, NULL));
       cr_log_info("autotune %zu rep %d: %s", i, rep, why);
@@ -2039,11 +1919,9 @@ Test(gemm, autotune_times_candidates_and_caches_the_winner, .timeout = 600) {
       gko_gemm_plan_destroy(p);
       gko_gemm_desc_destroy(d);
     }
-    bad += run_case(h, &c, NULL, &w);
+    sweep_case(&sw, &c, 0);
   }
-  cr_expect_eq(bad, 0, "seed %llu", (unsigned long long)seed);
-  ws_free(&w);
-  gko_destroy(h);
+  sweep_end(&sw);
 }
 
 /* GKO_GEMM_ATTR_INVARIANT: D computed whole (m lines) and in two pieces

@@ -10,53 +10,51 @@ static gko_status_t classify(int drv, int rt, int err, int count, int cc, char *
   return gk_classify_environment(drv, rt, err, count, cc, buf, 512);
 }
 
-Test(environment, no_driver) {
+/* classify(drv, rt, err, count, cc) answers `want`, with a message that
+ * holds each of the words (a NULL-terminated list). */
+static void expect_verdict(int drv, int rt, int err, int count, int cc, gko_status_t want,
+                           const char *const *words) {
   char buf[512];
-  cr_expect_eq(classify(0, 13000, 0, 0, 0, buf), GKO_STATUS_NO_DEVICE);
-  cr_expect(strstr(buf, "no NVIDIA driver") != NULL, "%s", buf);
-  cr_expect(strstr(buf, "580.65.06") != NULL, "names the minimum driver: %s", buf);
+  cr_expect_eq(classify(drv, rt, err, count, cc, buf), want, "%s", buf);
+  for (; *words; words++) cr_expect(strstr(buf, *words) != NULL, "'%s' missing: %s", *words, buf);
+}
+#define EXPECT_VERDICT(drv, rt, err, count, cc, want, ...) \
+  expect_verdict(drv, rt, err, count, cc, want, (const char *const[]){__VA_ARGS__, NULL})
+
+Test(environment, no_driver) {
+  /* and names the minimum driver */
+  EXPECT_VERDICT(0, 13000, 0, 0, 0, GKO_STATUS_NO_DEVICE, "no NVIDIA driver", "580.65.06");
 }
 
 Test(environment, driver_too_old_for_the_runtime) {
-  char buf[512];
   /* what cudart reports when the driver is older than its major version */
-  cr_expect_eq(classify(12040, 13000, cudaErrorInsufficientDriver, 0, 0, buf),
-               GKO_STATUS_DRIVER_TOO_OLD);
-  cr_expect(strstr(buf, "supports CUDA 12.4") != NULL, "%s", buf);
-  cr_expect(strstr(buf, "runtime 13.0") != NULL, "%s", buf);
-  cr_expect(strstr(buf, "580.65.06") != NULL, "%s", buf);
-  cr_expect_eq(classify(11080, 12060, cudaErrorInsufficientDriver, 0, 0, buf),
-               GKO_STATUS_DRIVER_TOO_OLD);
-  cr_expect(strstr(buf, "525.60.13") != NULL, "%s", buf);
+  EXPECT_VERDICT(12040, 13000, cudaErrorInsufficientDriver, 0, 0, GKO_STATUS_DRIVER_TOO_OLD,
+                 "supports CUDA 12.4", "runtime 13.0", "580.65.06");
+  EXPECT_VERDICT(11080, 12060, cudaErrorInsufficientDriver, 0, 0, GKO_STATUS_DRIVER_TOO_OLD,
+                 "525.60.13");
   /* minor-version compatibility: a 13.0 driver runs a 13.2 runtime's SASS */
+  char buf[512];
   const int *sass;
   gk_compiled_sass(&sass);
   cr_expect_eq(classify(13000, 13020, 0, 1, sass[0], buf), GKO_STATUS_SUCCESS, "%s", buf);
 }
 
 Test(environment, no_device) {
+  EXPECT_VERDICT(13000, 13000, cudaErrorNoDevice, 0, 0, GKO_STATUS_NO_DEVICE, "sees no GPU");
   char buf[512];
-  cr_expect_eq(classify(13000, 13000, cudaErrorNoDevice, 0, 0, buf), GKO_STATUS_NO_DEVICE);
-  cr_expect(strstr(buf, "sees no GPU") != NULL, "%s", buf);
   cr_expect_eq(classify(13000, 13000, 0, 0, 0, buf), GKO_STATUS_NO_DEVICE);
   cr_expect_eq(classify(13000, 13000, cudaErrorInitializationError, 0, 0, buf),
                GKO_STATUS_CUDA_ERROR);
 }
 
 Test(environment, arch_without_code) {
-  char buf[512];
   /* an architecture below every compiled one has neither SASS nor PTX */
-  cr_expect_eq(classify(13000, 13000, 0, 1, 60, buf), GKO_STATUS_NO_KERNEL_IMAGE);
-  cr_expect(strstr(buf, "sm_60") != NULL, "%s", buf);
-  cr_expect(strstr(buf, "GKO_ARCHS=60") != NULL, "%s", buf);
+  EXPECT_VERDICT(13000, 13000, 0, 1, 60, GKO_STATUS_NO_KERNEL_IMAGE, "sm_60", "GKO_ARCHS=60");
 }
 
 Test(environment, newer_gpu_runs_ptx_and_needs_a_new_enough_driver) {
-  char buf[512];
-  cr_expect_eq(classify(13000, 13000, 0, 1, 120, buf), GKO_STATUS_SUCCESS, "%s", buf);
-  cr_expect(strstr(buf, "JIT") != NULL, "%s", buf);
-  cr_expect_eq(classify(13000, 13020, 0, 1, 120, buf), GKO_STATUS_DRIVER_TOO_OLD, "%s", buf);
-  cr_expect(strstr(buf, "PTX") != NULL, "%s", buf);
+  EXPECT_VERDICT(13000, 13000, 0, 1, 120, GKO_STATUS_SUCCESS, "JIT");
+  EXPECT_VERDICT(13000, 13020, 0, 1, 120, GKO_STATUS_DRIVER_TOO_OLD, "PTX");
 }
 
 Test(environment, code_path_rules) {
@@ -185,23 +183,16 @@ Test(environment, driver_older_than_the_runtime_major) {
       {13000, 14000, cudaErrorInsufficientDriver, "supports CUDA 13.0", "runtime 14.0",
        "the one your CUDA toolkit's release notes name", "CUDA 13.x toolkit"},
   };
-  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-    char buf[512];
-    const gko_status_t s = classify(t[i].drv, t[i].rt, t[i].err, t[i].err ? 0 : 1, 90, buf);
-    cr_expect_eq(s, GKO_STATUS_DRIVER_TOO_OLD, "case %zu: %s", i, buf);
-    cr_expect(strstr(buf, t[i].supports) != NULL, "case %zu: %s", i, buf);
-    cr_expect(strstr(buf, t[i].runtime) != NULL, "case %zu: %s", i, buf);
-    cr_expect(strstr(buf, t[i].min_driver) != NULL, "case %zu: %s", i, buf);
-    cr_expect(strstr(buf, t[i].rebuild) != NULL, "case %zu: %s", i, buf);
-  }
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+    EXPECT_VERDICT(t[i].drv, t[i].rt, t[i].err, t[i].err ? 0 : 1, 90, GKO_STATUS_DRIVER_TOO_OLD,
+                   t[i].supports, t[i].runtime, t[i].min_driver, t[i].rebuild);
 }
 
 Test(environment, checks_in_their_documented_order) {
-  char buf[512];
   /* no driver first, whatever else */
-  cr_expect_eq(classify(0, 13000, cudaErrorInsufficientDriver, 0, 60, buf),
-               GKO_STATUS_NO_DEVICE, "%s", buf);
-  cr_expect(strstr(buf, "no NVIDIA driver") != NULL, "%s", buf);
+  EXPECT_VERDICT(0, 13000, cudaErrorInsufficientDriver, 0, 60, GKO_STATUS_NO_DEVICE,
+                 "no NVIDIA driver");
+  char buf[512];
   /* then a driver too old, before "no device" and before the architecture */
   cr_expect_eq(classify(12000, 13000, cudaErrorInsufficientDriver, 0, 0, buf),
                GKO_STATUS_DRIVER_TOO_OLD, "%s", buf);

@@ -17,37 +17,7 @@
 #include "spmm.h" /* the SpMM plan model (host-only tests below) */
 #include "../bench/mtx.h"
 
-/* ---- host matrices ------------------------------------------------------------ */
-
-typedef struct {
-  int64_t m, k, nnz;
-  int64_t *rp, *ci;
-  double *v; /* values, already rounded to the dtype in use */
-} hcsr;
-
-static void hcsr_free(hcsr *a) {
-  free(a->rp);
-  free(a->ci);
-  free(a->v);
-}
-
-static double round_to(gko_dtype_t dt, double x) {
-  if (dt == GKO_DTYPE_F32) return (double)(float)x;
-  if (dt == GKO_DTYPE_F16) return t_f16_to_float(t_double_to_f16(x));
-  return t_bf16_to_float(t_double_to_bf16(x));
-}
-
-static void put(gko_dtype_t dt, void *a, int64_t i, double x) {
-  if (dt == GKO_DTYPE_F32) ((float *)a)[i] = (float)x;
-  else if (dt == GKO_DTYPE_F16) ((uint16_t *)a)[i] = t_double_to_f16(x);
-  else ((uint16_t *)a)[i] = t_double_to_bf16(x);
-}
-
-static double get(gko_dtype_t dt, const void *a, int64_t i) {
-  if (dt == GKO_DTYPE_F32) return ((const float *)a)[i];
-  if (dt == GKO_DTYPE_F16) return t_f16_to_float(((const uint16_t *)a)[i]);
-  return t_bf16_to_float(((const uint16_t *)a)[i]);
-}
+/* ---- host matrices (t_hcsr, common.h: values rounded to the dtype in use) ---- */
 
 /* Random CSR: row lengths around `len` (a share `empty` of rows empty),
  * optionally one row holding `long_share` of all entries; columns random,
@@ -59,8 +29,8 @@ typedef struct {
   int unsorted, dups;
 } gen_opts;
 
-static hcsr gen(const gen_opts *o, gko_dtype_t dt) {
-  hcsr a = {o->m, o->k, 0, calloc((size_t)o->m + 1, 8), NULL, NULL};
+static t_hcsr gen(const gen_opts *o, gko_dtype_t dt) {
+  t_hcsr a = {o->m, o->k, 0, calloc((size_t)o->m + 1, 8), NULL, NULL};
   for (int64_t r = 0; r < o->m; r++) {
     int64_t l = t_uniform(0, 1) < o->empty ? 0 : 1 + (int64_t)(t_next() % (uint64_t)(2 * o->len));
     a.rp[r + 1] = a.rp[r] + l;
@@ -83,7 +53,7 @@ static hcsr gen(const gen_opts *o, gko_dtype_t dt) {
         a.ci[p] = (int64_t)(t_next() % (uint64_t)o->k);
       double x = t_uniform(-1, 1);
       if (fabs(x) < 1e-3) x = 0.5;
-      a.v[p] = round_to(dt, x);
+      a.v[p] = t_round(dt, x);
     }
     if (!o->unsorted) { /* insertion sort: rows are short, the long one is tested unsorted */
       for (int64_t p = s + 1; p < e; p++)
@@ -100,42 +70,30 @@ static hcsr gen(const gen_opts *o, gko_dtype_t dt) {
   return a;
 }
 
-static hcsr from_mtx(const char *name, gko_dtype_t dt) {
+static t_hcsr from_mtx(const char *name, gko_dtype_t dt) {
   char path[1024], err[512];
   cr_assert_eq(mtx_find(name, path, sizeof path), 0, "%s not found (set GKO_DATA_DIR)", name);
   mtx_csr m;
   cr_assert_eq(mtx_read(path, MTX_SUM_DUPLICATES, &m, err, sizeof err), 0, "%s", err);
-  hcsr a = {m.m, m.k, m.nnz, m.row_ptr, m.col_ind, m.values};
-  for (int64_t p = 0; p < a.nnz; p++) a.v[p] = round_to(dt, a.v[p] * t_uniform(0.5, 1.5));
+  t_hcsr a = {m.m, m.k, m.nnz, m.row_ptr, m.col_ind, m.values};
+  for (int64_t p = 0; p < a.nnz; p++) a.v[p] = t_round(dt, a.v[p] * t_uniform(0.5, 1.5));
   return a;
 }
 
 /* ---- device matrices ------------------------------------------------------------ */
 
-typedef struct {
-  void *rp, *ci, *va;
-  gko_csr_t csr;
-} dcsr;
-
-static dcsr upload(const hcsr *a, gko_index_t it, gko_dtype_t dt) {
-  dcsr d = {NULL, NULL, NULL, NULL};
+/* Exact-size device arrays (none for an empty one), values in dt. */
+static t_dcsr upload(const t_hcsr *a, gko_index_t it, gko_dtype_t dt) {
+  t_dcsr d = {NULL, NULL, NULL, NULL};
   const size_t is = it == GKO_INDEX_INT64 ? 8 : 4, es = gko_dtype_size(dt);
   if (a->m) d.rp = t_dalloc((size_t)(a->m + 1) * is);
   if (a->nnz) {
     d.ci = t_dalloc((size_t)a->nnz * is);
     d.va = t_dalloc((size_t)a->nnz * es);
   }
-  void *hr = malloc((size_t)(a->m + 1) * is), *hc = malloc((size_t)a->nnz * is + 8),
-       *hv = malloc((size_t)a->nnz * es + 8);
-  for (int64_t i = 0; i <= a->m; i++) {
-    if (is == 8) ((int64_t *)hr)[i] = a->rp[i];
-    else ((int32_t *)hr)[i] = (int32_t)a->rp[i];
-  }
-  for (int64_t i = 0; i < a->nnz; i++) {
-    if (is == 8) ((int64_t *)hc)[i] = a->ci[i];
-    else ((int32_t *)hc)[i] = (int32_t)a->ci[i];
-    put(dt, hv, i, a->v[i]);
-  }
+  void *hr = t_index_array(it, a->rp, a->m + 1, a->m + 1),
+       *hc = t_index_array(it, a->ci, a->nnz, a->nnz), *hv = malloc((size_t)a->nnz * es + 8);
+  for (int64_t i = 0; i < a->nnz; i++) t_hv_set(dt, hv, i, a->v[i]);
   if (a->m) t_h2d(d.rp, hr, (size_t)(a->m + 1) * is);
   if (a->nnz) {
     t_h2d(d.ci, hc, (size_t)a->nnz * is);
@@ -146,13 +104,6 @@ static dcsr upload(const hcsr *a, gko_index_t it, gko_dtype_t dt) {
   free(hv);
   T_OK(gko_csr_create(&d.csr, a->m, a->k, a->nnz, d.rp, d.ci, d.va, it, dt));
   return d;
-}
-
-static void dcsr_free(dcsr *d) {
-  gko_csr_destroy(d->csr);
-  cudaFree(d->rp);
-  cudaFree(d->ci);
-  cudaFree(d->va);
 }
 
 /* ---- one checked product ------------------------------------------------------------ */
@@ -167,10 +118,6 @@ typedef struct {
   int b_off, c_off; /* element offsets of B and C in their allocations */
   int graph;        /* run through a captured CUDA graph */
 } scase;
-
-static const char *dt_name(gko_dtype_t dt) {
-  return dt == GKO_DTYPE_F32 ? "f32" : dt == GKO_DTYPE_F16 ? "f16" : "bf16";
-}
 
 static const char *kernel_name(gko_spmm_kernel_t k) {
   static const char *n[] = {"AUTO", "ROW_SPLIT", "MERGE", "SCALE", "NONE"};
@@ -201,7 +148,7 @@ typedef struct {
 } result;
 
 /* Runs one product on host matrix A and checks every byte of C. */
-static result run_case(gko_handle_t h, const hcsr *A, const scase *c, int keep_out) {
+static result run_case(gko_handle_t h, const t_hcsr *A, const scase *c, int keep_out) {
   result res = {0, 0.0, GKO_SPMM_KERNEL_AUTO, NULL, 0};
   const gko_dtype_t dt = c->dt;
   const size_t es = gko_dtype_size(dt);
@@ -220,22 +167,22 @@ static result run_case(gko_handle_t h, const hcsr *A, const scase *c, int keep_o
   double *cref = malloc(sizeof(double) * (size_t)(m * n + 1));
   for (int64_t i = 0; i < k; i++)
     for (int64_t j = 0; j < n; j++) {
-      double x = round_to(dt, t_uniform(-2, 2));
+      double x = t_round(dt, t_uniform(-2, 2));
       bref[i * n + j] = x;
-      put(dt, hb, c->b_off + at(L, i, j, ldb), x);
+      t_hv_set(dt, hb, c->b_off + at(L, i, j, ldb), x);
     }
   for (int64_t i = 0; i < m; i++)
     for (int64_t j = 0; j < n; j++) {
-      double x = round_to(dt, t_uniform(-2, 2));
+      double x = t_round(dt, t_uniform(-2, 2));
       cref[i * n + j] = c->beta != 0.0f ? x : NAN;
-      if (c->beta != 0.0f) put(dt, hc, c->c_off + at(L, i, j, ldc), x);
+      if (c->beta != 0.0f) t_hv_set(dt, hc, c->c_off + at(L, i, j, ldc), x);
     }
   const size_t bbytes = (size_t)(be + c->b_off) * es, cbytes = (size_t)(ce + c->c_off) * es;
   /* exact-size allocations: a read past the matrix is a sanitizer error */
   char *db = bbytes ? t_dalloc(bbytes) : NULL, *dc = cbytes ? t_dalloc(cbytes) : NULL;
   if (bbytes) t_h2d(db, hb, bbytes);
   if (cbytes) t_h2d(dc, hc, cbytes);
-  dcsr d = upload(A, c->it, dt);
+  t_dcsr d = upload(A, c->it, dt);
   gko_spmm_plan_t plan = NULL;
   T_OK(gko_spmm_plan_create(h, d.csr, n, L, ldb, ldc, c->kernel, &plan, NULL));
   T_OK(gko_spmm_plan_kernel(plan, &res.kernel));
@@ -265,8 +212,7 @@ static result run_case(gko_handle_t h, const hcsr *A, const scase *c, int keep_o
   void *out = malloc(cbytes + 16);
   if (cbytes) t_d2h(out, dc, cbytes);
   /* reference and check */
-  const double u = dt == GKO_DTYPE_F32 ? ldexp(1, -24) : dt == GKO_DTYPE_F16 ? ldexp(1, -11)
-                                                                              : ldexp(1, -8);
+  const double u = t_unit(dt);
   const double tiny = dt == GKO_DTYPE_F16 ? ldexp(1, -24) : 1e-37;
   double num = 0, den = 0;
   double *acc = malloc(sizeof(double) * (size_t)(n + 1)), *mag = malloc(sizeof(double) * (size_t)(n + 1));
@@ -285,7 +231,7 @@ static result run_case(gko_handle_t h, const hcsr *A, const scase *c, int keep_o
         ref += c->beta * cref[i * n + j];
         s += fabs(c->beta * cref[i * n + j]);
       }
-      const double got = get(dt, out, c->c_off + at(L, i, j, ldc));
+      const double got = t_hv_get(dt, out, c->c_off + at(L, i, j, ldc));
       const double err = fabs(got - ref);
       num += err * err;
       den += ref * ref;
@@ -294,7 +240,7 @@ static result run_case(gko_handle_t h, const hcsr *A, const scase *c, int keep_o
         if (res.bad++ < 5)
           cr_log_error("%s %s %s n=%lld alpha=%g beta=%g ldb=%lld ldc=%lld: C[%lld][%lld] = "
                        "%.9g, want %.9g (bound %.3g, row length %lld)",
-                       kernel_name(res.kernel), dt_name(dt), c->it ? "int64" : "int32",
+                       kernel_name(res.kernel), t_dtype_name(dt), c->it ? "int64" : "int32",
                        (long long)n, c->alpha, c->beta, (long long)ldb, (long long)ldc,
                        (long long)i, (long long)j, got, ref, bound, (long long)len);
       }
@@ -324,7 +270,7 @@ static result run_case(gko_handle_t h, const hcsr *A, const scase *c, int keep_o
   free(bref);
   free(cref);
   gko_spmm_plan_destroy(plan);
-  dcsr_free(&d);
+  t_dcsr_free(&d);
   cudaFree(db);
   cudaFree(dc);
   if (dws) cudaFree(dws);
@@ -770,13 +716,12 @@ Test(spmm_model, inconsistent_partitions_are_refused) {
  * on a matrix with empty rows, one row holding 30 % of the entries,
  * unsorted columns and duplicates. */
 Test(spmm, random_every_dtype_index_kernel_and_width) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
+  uint64_t seed;
+  gko_handle_t h = t_gpu_setup(&seed);
   const int64_t ns[] = {1, 3, 32, 33, 128, 257};
   for (int d = 0; d < 3; d++) {
     gen_opts o = {700, 450, 6, 0.1, 0.3, 1, 1};
-    hcsr A = gen(&o, kDt[d]);
+    t_hcsr A = gen(&o, kDt[d]);
     for (int ix = 0; ix < 2; ix++)
       for (int kk = 0; kk < 2; kk++)
         for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
@@ -784,32 +729,31 @@ Test(spmm, random_every_dtype_index_kernel_and_width) {
                      kForced[kk], 0, 0, 0};
           result r = run_case(h, &A, &c, 0);
           cr_expect_eq(r.kernel, kForced[kk]);
-          EXPECT_OK(r, seed, "%s %s %s n=%lld (frob %.3g)", dt_name(kDt[d]),
+          EXPECT_OK(r, seed, "%s %s %s n=%lld (frob %.3g)", t_dtype_name(kDt[d]),
                     ix ? "int64" : "int32", kernel_name(kForced[kk]), (long long)ns[ni], r.frob);
         }
-    hcsr_free(&A);
+    t_hcsr_free(&A);
   }
   gko_destroy(h);
 }
 
 Test(spmm, alpha_beta_combinations_and_nan_poison) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
+  uint64_t seed;
+  gko_handle_t h = t_gpu_setup(&seed);
   const float ab[][2] = {{1, 0}, {-0.5f, 0}, {2, 1}, {1, -3}, {0.25f, 0.5f}, {0, 2}};
   gen_opts o = {513, 300, 9, 0.2, 0.1, 1, 1};
   for (int d = 0; d < 3; d++) {
-    hcsr A = gen(&o, kDt[d]);
+    t_hcsr A = gen(&o, kDt[d]);
     for (int kk = 0; kk < 2; kk++)
       for (size_t i = 0; i < sizeof ab / sizeof ab[0]; i++)
         for (int64_t n = 31; n <= 64; n += 33) {
           scase c = {kDt[d], GKO_INDEX_INT32, GKO_LAYOUT_ROW_MAJOR, n, 0, 0, ab[i][0], ab[i][1],
                      kForced[kk], 0, 0, 0};
           result r = run_case(h, &A, &c, 0);
-          EXPECT_OK(r, seed, "%s %s alpha %g beta %g n %lld", dt_name(kDt[d]),
+          EXPECT_OK(r, seed, "%s %s alpha %g beta %g n %lld", t_dtype_name(kDt[d]),
                     kernel_name(kForced[kk]), ab[i][0], ab[i][1], (long long)n);
         }
-    hcsr_free(&A);
+    t_hcsr_free(&A);
   }
   gko_destroy(h);
 }
@@ -817,44 +761,42 @@ Test(spmm, alpha_beta_combinations_and_nan_poison) {
 /* ldb, ldc > n with NaN padding (never read, never written); leading
  * dimensions that do and do not allow 16-byte vectors. */
 Test(spmm, padded_leading_dimensions) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
+  uint64_t seed;
+  gko_handle_t h = t_gpu_setup(&seed);
   gen_opts o = {300, 200, 7, 0.1, 0.2, 1, 0};
   const int64_t lds[][3] = {{32, 40, 48}, {33, 40, 35}, {128, 136, 129}, {20, 21, 24}, {8, 16, 8}};
   for (int d = 0; d < 3; d++) {
-    hcsr A = gen(&o, kDt[d]);
+    t_hcsr A = gen(&o, kDt[d]);
     for (int kk = 0; kk < 2; kk++)
       for (size_t i = 0; i < sizeof lds / sizeof lds[0]; i++)
         for (int b = 0; b < 2; b++) {
           scase c = {kDt[d], GKO_INDEX_INT64, GKO_LAYOUT_ROW_MAJOR, lds[i][0], lds[i][1],
                      lds[i][2], 1.5f, b ? 0.75f : 0.0f, kForced[kk], 0, 0, 0};
           result r = run_case(h, &A, &c, 0);
-          EXPECT_OK(r, seed, "%s %s n %lld ldb %lld ldc %lld beta %g", dt_name(kDt[d]),
+          EXPECT_OK(r, seed, "%s %s n %lld ldb %lld ldc %lld beta %g", t_dtype_name(kDt[d]),
                     kernel_name(kForced[kk]), (long long)lds[i][0], (long long)lds[i][1],
                     (long long)lds[i][2], c.beta);
         }
-    hcsr_free(&A);
+    t_hcsr_free(&A);
   }
   gko_destroy(h);
 }
 
 Test(spmm, column_major) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
+  uint64_t seed;
+  gko_handle_t h = t_gpu_setup(&seed);
   gen_opts o = {257, 190, 5, 0.1, 0.25, 1, 1};
   for (int d = 0; d < 3; d++) {
-    hcsr A = gen(&o, kDt[d]);
+    t_hcsr A = gen(&o, kDt[d]);
     for (int kk = 0; kk < 2; kk++)
       for (int64_t n = 1; n <= 40; n += 13) {
         scase c = {kDt[d], GKO_INDEX_INT32, GKO_LAYOUT_COL_MAJOR, n, 200, 260, 1.0f, 0.5f,
                    kForced[kk], 0, 0, 0};
         result r = run_case(h, &A, &c, 0);
-        EXPECT_OK(r, seed, "%s %s col-major n %lld", dt_name(kDt[d]), kernel_name(kForced[kk]),
-                  (long long)n);
+        EXPECT_OK(r, seed, "%s %s col-major n %lld", t_dtype_name(kDt[d]),
+                  kernel_name(kForced[kk]), (long long)n);
       }
-    hcsr_free(&A);
+    t_hcsr_free(&A);
   }
   gko_destroy(h);
 }
@@ -862,21 +804,20 @@ Test(spmm, column_major) {
 /* B and C one element off 16-byte alignment: the scalar path, same
  * answer. */
 Test(spmm, unaligned_pointers) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
+  uint64_t seed;
+  gko_handle_t h = t_gpu_setup(&seed);
   gen_opts o = {400, 333, 8, 0.05, 0.1, 0, 0};
   for (int d = 0; d < 3; d++) {
-    hcsr A = gen(&o, kDt[d]);
+    t_hcsr A = gen(&o, kDt[d]);
     for (int kk = 0; kk < 2; kk++)
       for (int off = 0; off < 4; off++) {
         scase c = {kDt[d], GKO_INDEX_INT32, GKO_LAYOUT_ROW_MAJOR, 64, 0, 0, 1.0f, 0.0f,
                    kForced[kk], off & 1, off >> 1, 0};
         result r = run_case(h, &A, &c, 0);
-        EXPECT_OK(r, seed, "%s %s b_off %d c_off %d", dt_name(kDt[d]), kernel_name(kForced[kk]),
-                  off & 1, off >> 1);
+        EXPECT_OK(r, seed, "%s %s b_off %d c_off %d", t_dtype_name(kDt[d]),
+                  kernel_name(kForced[kk]), off & 1, off >> 1);
       }
-    hcsr_free(&A);
+    t_hcsr_free(&A);
   }
   gko_destroy(h);
 }
@@ -884,9 +825,8 @@ Test(spmm, unaligned_pointers) {
 /* Skewed and degenerate structures: one row holding most entries, all rows
  * empty but one, leading/trailing empty rows, a single row, k = 1. */
 Test(spmm, skewed_and_degenerate_structures) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
+  uint64_t seed;
+  gko_handle_t h = t_gpu_setup(&seed);
   const gen_opts opts[] = {
       {3000, 1000, 3, 0.3, 0.6, 1, 1}, /* one row of ~60 % */
       {2000, 500, 1, 0.999, 0.0, 1, 0}, /* nearly all rows empty */
@@ -895,7 +835,7 @@ Test(spmm, skewed_and_degenerate_structures) {
       {64, 64, 40, 0.5, 0.0, 0, 0},
   };
   for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
-    hcsr A = gen(&opts[i], GKO_DTYPE_F32);
+    t_hcsr A = gen(&opts[i], GKO_DTYPE_F32);
     for (int kk = 0; kk < 3; kk++)
       for (int64_t n = 1; n <= 129; n += 64) {
         const gko_spmm_kernel_t kern = kk == 2 ? GKO_SPMM_KERNEL_AUTO : kForced[kk];
@@ -904,44 +844,41 @@ Test(spmm, skewed_and_degenerate_structures) {
         result r = run_case(h, &A, &c, 0);
         EXPECT_OK(r, seed, "structure %zu %s n %lld", i, kernel_name(r.kernel), (long long)n);
       }
-    hcsr_free(&A);
+    t_hcsr_free(&A);
   }
   gko_destroy(h);
 }
 
 Test(spmm, real_matrices) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
+  uint64_t seed;
+  gko_handle_t h = t_gpu_setup(&seed);
   const char *files[] = {"cora.mtx", "pubmed.mtx", "p2p-Gnutella31.mtx", "ca-CondMat.mtx",
                          "bcsstk13.mtx", "n1024-l1.mtx"};
   for (size_t f = 0; f < 6; f++)
     for (int d = 0; d < 3; d += 2) {
-      hcsr A = from_mtx(files[f], kDt[d]);
+      t_hcsr A = from_mtx(files[f], kDt[d]);
       for (int kk = 0; kk < 3; kk++)
         for (int64_t n = 32; n <= 128; n += 96) {
           const gko_spmm_kernel_t kern = kk == 2 ? GKO_SPMM_KERNEL_AUTO : kForced[kk];
           scase c = {kDt[d], d ? GKO_INDEX_INT64 : GKO_INDEX_INT32, GKO_LAYOUT_ROW_MAJOR, n,
                      0, 0, 1.0f, 0.0f, kern, 0, 0, 0};
           result r = run_case(h, &A, &c, 0);
-          EXPECT_OK(r, seed, "%s %s %s n %lld (frob %.3g)", files[f], dt_name(kDt[d]),
+          EXPECT_OK(r, seed, "%s %s %s n %lld (frob %.3g)", files[f], t_dtype_name(kDt[d]),
                     kernel_name(r.kernel), (long long)n, r.frob);
         }
-      hcsr_free(&A);
+      t_hcsr_free(&A);
     }
   gko_destroy(h);
 }
 
 /* AUTO at the extremes of the cost model. */
 Test(spmm, auto_choice_at_the_extremes) {
-  T_REQUIRE_GPU();
-  t_seed();
-  gko_handle_t h = t_handle();
+  gko_handle_t h = t_gpu_setup(NULL);
   gen_opts uni = {20000, 20000, 8, 0.0, 0.0, 0, 0};
   gen_opts skew = {20000, 20000, 4, 0.0, 0.8, 1, 0};
   for (int i = 0; i < 2; i++) {
-    hcsr A = gen(i ? &skew : &uni, GKO_DTYPE_F32);
-    dcsr d = upload(&A, GKO_INDEX_INT32, GKO_DTYPE_F32);
+    t_hcsr A = gen(i ? &skew : &uni, GKO_DTYPE_F32);
+    t_dcsr d = upload(&A, GKO_INDEX_INT32, GKO_DTYPE_F32);
     gko_spmm_plan_t p = NULL;
     T_OK(gko_spmm_plan_create(h, d.csr, 64, GKO_LAYOUT_ROW_MAJOR, 64, 64, GKO_SPMM_KERNEL_AUTO,
                               &p, NULL));
@@ -964,8 +901,8 @@ Test(spmm, auto_choice_at_the_extremes) {
     T_OK(gko_spmm_plan_describe(p, small, sizeof small, NULL));
     cr_expect_eq(strlen(small), 7);
     gko_spmm_plan_destroy(p);
-    dcsr_free(&d);
-    hcsr_free(&A);
+    t_dcsr_free(&d);
+    t_hcsr_free(&A);
   }
   gko_destroy(h);
 }
@@ -976,14 +913,13 @@ Test(spmm, auto_choice_at_the_extremes) {
  * row blocks and drops the persistent grid.  Checked against float64 in
  * each dtype, both index types, scalar and vector paths. */
 Test(spmm, large_skewed_matrix_runs_segments_first) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
+  uint64_t seed;
+  gko_handle_t h = t_gpu_setup(&seed);
   gen_opts o = {15000, 20000, 150, 0.2, 0.2, 1, 1};
   for (int d = 0; d < 3; d++) {
-    hcsr A = gen(&o, kDt[d]);
+    t_hcsr A = gen(&o, kDt[d]);
     const gko_index_t it = kIdx[d % 2];
-    dcsr dm = upload(&A, it, kDt[d]);
+    t_dcsr dm = upload(&A, it, kDt[d]);
     const int64_t n = d == 0 ? 33 : d == 1 ? 128 : 1;
     gko_spmm_plan_t p = NULL;
     T_OK(gko_spmm_plan_create(h, dm.csr, n, GKO_LAYOUT_ROW_MAJOR, n, n, GKO_SPMM_KERNEL_AUTO, &p,
@@ -993,26 +929,25 @@ Test(spmm, large_skewed_matrix_runs_segments_first) {
     cr_expect(strstr(why, "started before the rows") != NULL, "nnz %lld: %s", (long long)A.nnz,
               why);
     gko_spmm_plan_destroy(p);
-    dcsr_free(&dm);
+    t_dcsr_free(&dm);
     scase c = {kDt[d], it, GKO_LAYOUT_ROW_MAJOR, n, 0, 0, 1.5f, d == 1 ? 0.0f : -0.5f,
                GKO_SPMM_KERNEL_AUTO, 0, 0, 0};
     result r = run_case(h, &A, &c, 0);
-    EXPECT_OK(r, seed, "%s n %lld nnz %lld (frob %.3g)", dt_name(kDt[d]), (long long)n,
+    EXPECT_OK(r, seed, "%s n %lld nnz %lld (frob %.3g)", t_dtype_name(kDt[d]), (long long)n,
               (long long)A.nnz, r.frob);
-    hcsr_free(&A);
+    t_hcsr_free(&A);
   }
   gko_destroy(h);
 }
 
 Test(spmm, empty_cases) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
+  uint64_t seed;
+  gko_handle_t h = t_gpu_setup(&seed);
   /* nnz = 0: C = beta * C (k = 0 too); B may be NULL */
   for (int d = 0; d < 3; d++)
     for (int64_t k = 0; k <= 5; k += 5) {
       int64_t rp[8] = {0};
-      hcsr A = {7, k, 0, rp, NULL, NULL};
+      t_hcsr A = {7, k, 0, rp, NULL, NULL};
       for (int b = 0; b < 2; b++) {
         scase c = {kDt[d], GKO_INDEX_INT32, GKO_LAYOUT_ROW_MAJOR, 9, 0, 12, 1.0f, b ? 2.0f : 0.0f,
                    GKO_SPMM_KERNEL_AUTO, 0, 0, 0};
@@ -1034,16 +969,16 @@ Test(spmm, empty_cases) {
   gko_spmm_plan_destroy(p);
   gko_csr_destroy(a);
   gen_opts o = {50, 40, 3, 0.1, 0.0, 1, 1};
-  hcsr A = gen(&o, GKO_DTYPE_F32);
-  dcsr d = upload(&A, GKO_INDEX_INT32, GKO_DTYPE_F32);
+  t_hcsr A = gen(&o, GKO_DTYPE_F32);
+  t_dcsr d = upload(&A, GKO_INDEX_INT32, GKO_DTYPE_F32);
   T_OK(gko_spmm_plan_create(h, d.csr, 0, GKO_LAYOUT_ROW_MAJOR, 1, 1, GKO_SPMM_KERNEL_AUTO, &p,
                             NULL));
   T_OK(gko_spmm_plan_kernel(p, &kern));
   cr_expect_eq(kern, GKO_SPMM_KERNEL_NONE);
   T_OK(gko_spmm_execute(p, 1.0f, NULL, 1.0f, NULL, NULL, 0, NULL));
   gko_spmm_plan_destroy(p);
-  dcsr_free(&d);
-  hcsr_free(&A);
+  t_dcsr_free(&d);
+  t_hcsr_free(&A);
   T_CUDA(cudaDeviceSynchronize());
   gko_destroy(h);
 }
@@ -1051,12 +986,11 @@ Test(spmm, empty_cases) {
 /* A captured graph gives the same bits as eager execution, and two eager
  * runs give the same bits (deterministic), for both kernels. */
 Test(spmm, graph_capture_and_determinism) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
+  uint64_t seed;
+  gko_handle_t h = t_gpu_setup(&seed);
   gen_opts o = {4000, 3000, 12, 0.1, 0.3, 1, 1};
   for (int d = 0; d < 3; d += 1) {
-    hcsr A = gen(&o, kDt[d]);
+    t_hcsr A = gen(&o, kDt[d]);
     for (int kk = 0; kk < 2; kk++) {
       /* the same seed for the inputs of all three runs */
       uint64_t s0 = t_rng_state;
@@ -1068,18 +1002,18 @@ Test(spmm, graph_capture_and_determinism) {
       t_rng_state = s0;
       c.graph = 1;
       result g = run_case(h, &A, &c, 1);
-      EXPECT_OK(e1, seed, "%s %s eager", dt_name(kDt[d]), kernel_name(kForced[kk]));
-      EXPECT_OK(g, seed, "%s %s graph", dt_name(kDt[d]), kernel_name(kForced[kk]));
+      EXPECT_OK(e1, seed, "%s %s eager", t_dtype_name(kDt[d]), kernel_name(kForced[kk]));
+      EXPECT_OK(g, seed, "%s %s graph", t_dtype_name(kDt[d]), kernel_name(kForced[kk]));
       cr_expect(e1.out_bytes == g.out_bytes && memcmp(e1.out, g.out, e1.out_bytes) == 0,
-                "%s %s: graph replay differs from eager", dt_name(kDt[d]),
+                "%s %s: graph replay differs from eager", t_dtype_name(kDt[d]),
                 kernel_name(kForced[kk]));
       cr_expect(memcmp(e1.out, e2.out, e1.out_bytes) == 0, "%s %s: two runs differ",
-                dt_name(kDt[d]), kernel_name(kForced[kk]));
+                t_dtype_name(kDt[d]), kernel_name(kForced[kk]));
       free(e1.out);
       free(e2.out);
       free(g.out);
     }
-    hcsr_free(&A);
+    t_hcsr_free(&A);
   }
   gko_destroy(h);
 }
@@ -1087,12 +1021,10 @@ Test(spmm, graph_capture_and_determinism) {
 /* Bad execute arguments: the documented status, a detail, and every byte
  * of C unchanged. */
 Test(spmm, bad_execute_arguments_leave_c_untouched) {
-  T_REQUIRE_GPU();
-  t_seed();
-  gko_handle_t h = t_handle();
+  gko_handle_t h = t_gpu_setup(NULL);
   gen_opts o = {300, 300, 20, 0.0, 0.5, 0, 0};
-  hcsr A = gen(&o, GKO_DTYPE_F32);
-  dcsr d = upload(&A, GKO_INDEX_INT32, GKO_DTYPE_F32);
+  t_hcsr A = gen(&o, GKO_DTYPE_F32);
+  t_dcsr d = upload(&A, GKO_INDEX_INT32, GKO_DTYPE_F32);
   const int64_t n = 16;
   const size_t cb = (size_t)(A.m * n) * 4, bb = (size_t)(A.k * n) * 4;
   char *B = t_dalloc(bb + 64), *C = t_dalloc(cb + 64);
@@ -1148,23 +1080,23 @@ Test(spmm, bad_execute_arguments_leave_c_untouched) {
   cudaFree(C);
   free(init);
   free(back);
-  dcsr_free(&d);
-  hcsr_free(&A);
+  t_dcsr_free(&d);
+  t_hcsr_free(&A);
   gko_destroy(h);
 }
 
 /* Offsets beyond 2^31 elements: C of 2^22 + 7 rows x 520 f16 (4.4 GB).
  * Checks the last rows and a sample; excluded from sanitizer runs. */
 Test(spmm, huge_int64_offsets) {
-  T_REQUIRE_GPU();
-  uint64_t seed = t_seed();
-  gko_handle_t h = t_handle();
+  uint64_t seed;
+  gko_handle_t h = t_gpu_setup(&seed);
   const int64_t m = ((int64_t)1 << 22) + 7, k = 64, n = 520;
   size_t freeb = 0, total = 0;
   T_CUDA(cudaMemGetInfo(&freeb, &total));
   if (freeb < (size_t)m * n * 2 + ((size_t)1 << 30)) cr_skip_test("needs about 6 GB of free GPU memory");
   /* two entries per row: columns r % k and (r * 7) % k, values +-1 */
-  hcsr A = {m, k, 2 * m, malloc((size_t)(m + 1) * 8), malloc((size_t)m * 16), malloc((size_t)m * 16)};
+  t_hcsr A = {m, k, 2 * m, malloc((size_t)(m + 1) * 8), malloc((size_t)m * 16),
+              malloc((size_t)m * 16)};
   for (int64_t r = 0; r <= m; r++) A.rp[r] = 2 * r;
   for (int64_t r = 0; r < m; r++) {
     A.ci[2 * r] = r % k;
@@ -1173,12 +1105,13 @@ Test(spmm, huge_int64_offsets) {
     A.v[2 * r + 1] = r % 2 ? -0.5 : 0.5;
   }
   uint16_t *hb = malloc((size_t)k * n * 2);
-  for (int64_t i = 0; i < k * n; i++) hb[i] = t_double_to_f16(round_to(GKO_DTYPE_F16, t_uniform(-1, 1)));
+  for (int64_t i = 0; i < k * n; i++)
+    hb[i] = t_double_to_f16(t_round(GKO_DTYPE_F16, t_uniform(-1, 1)));
   void *B = t_dalloc((size_t)k * n * 2), *C = t_dalloc((size_t)m * n * 2);
   t_h2d(B, hb, (size_t)k * n * 2);
   for (int idx = 0; idx < 2; idx++)
     for (int kk = 0; kk < 2; kk++) {
-      dcsr d = upload(&A, kIdx[idx], GKO_DTYPE_F16);
+      t_dcsr d = upload(&A, kIdx[idx], GKO_DTYPE_F16);
       gko_spmm_plan_t p = NULL;
       T_OK(gko_spmm_plan_create(h, d.csr, n, GKO_LAYOUT_ROW_MAJOR, n, n, kForced[kk], &p, NULL));
       size_t ws = 0;
@@ -1204,11 +1137,11 @@ Test(spmm, huge_int64_offsets) {
                    idx ? "int64" : "int32", kernel_name(kForced[kk]));
       if (W) cudaFree(W);
       gko_spmm_plan_destroy(p);
-      dcsr_free(&d);
+      t_dcsr_free(&d);
     }
   cudaFree(B);
   cudaFree(C);
   free(hb);
-  hcsr_free(&A);
+  t_hcsr_free(&A);
   gko_destroy(h);
 }

@@ -82,27 +82,35 @@ static uint64_t mix64(uint64_t z) { /* splitmix64's finalizer */
 }
 
 static void fill_dt(gko_dtype_t dt, void *h, size_t n, double lo, double hi) {
-  for (size_t i = 0; i < n; i++) {
-    double v = t_uniform(lo, hi);
-    if (dt == GKO_DTYPE_F32) ((float *)h)[i] = (float)v;
-    else if (dt == GKO_DTYPE_F16) ((uint16_t *)h)[i] = t_double_to_f16(v);
-    else ((uint16_t *)h)[i] = t_double_to_bf16(v);
-  }
-}
-
-static double get_dt(gko_dtype_t dt, const void *h, size_t i) {
-  if (dt == GKO_DTYPE_F32) return ((const float *)h)[i];
-  if (dt == GKO_DTYPE_F16) return t_f16_to_float(((const uint16_t *)h)[i]);
-  return t_bf16_to_float(((const uint16_t *)h)[i]);
+  for (size_t i = 0; i < n; i++) t_hv_set(dt, h, (int64_t)i, t_uniform(lo, hi));
 }
 
 /* Index of the first NaN element of n elements of dt, or -1 (outputs are
  * poisoned with NaN bytes first, so a NaN is an element never written). */
 static int64_t first_nan(gko_dtype_t dt, const void *h, size_t n) {
   for (size_t i = 0; i < n; i++)
-    if (isnan(get_dt(dt, h, i))) return (int64_t)i;
+    if (isnan(t_hv_get(dt, h, (int64_t)i))) return (int64_t)i;
   return -1;
 }
+
+/* A worker thread's failures (no Criterion assertion there): how many,
+ * and the message of the first. */
+typedef struct {
+  int failed;
+  char msg[1024];
+} tnote;
+
+static void tnote_fail(tnote *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tnote_fail(tnote *n, const char *fmt, ...) {
+  if (n->failed++) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(n->msg, sizeof n->msg, fmt, ap);
+  va_end(ap);
+}
+
+/* The failure of worker a (a struct with a tnote `note`). */
+#define tfail(a, ...) tnote_fail(&(a)->note, __VA_ARGS__)
 
 /* Soft device helpers (no Criterion assertion: usable from worker threads
  * and the forked child).  Random elements of dt in [lo, hi) from the test's
@@ -411,8 +419,7 @@ typedef struct {
   unsigned char *pinned;   /* host, all outputs */
   pthread_barrier_t *start;
   /* results */
-  int failed;
-  char msg[1024];
+  tnote note;
   long host_checks, host_bad;
   long host_first_iter;
   int host_first_op;
@@ -420,15 +427,6 @@ typedef struct {
   unsigned long long dev_ctr[NOPS][2];
   int used_shared_plans, used_own_plans;
 } sthread;
-
-static void tfail(sthread *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void tfail(sthread *a, const char *fmt, ...) {
-  if (a->failed++) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(a->msg, sizeof a->msg, fmt, ap);
-  va_end(ap);
-}
 
 static int host_compare(sthread *a, long i, int par, cudaStream_t st) {
   size_t off = 0;
@@ -641,8 +639,8 @@ static void stress_body(int shared) {
   for (long t = 0; t < nth; t++) {
     const sthread *a = &th[t];
     checks += a->host_checks;
-    cr_expect_eq(a->failed, 0, "thread %ld (%s): %s [seed %llu]", t,
-                 shared ? "shared handle" : "own handle", a->msg, (unsigned long long)seed);
+    cr_expect_eq(a->note.failed, 0, "thread %ld (%s): %s [seed %llu]", t,
+                 shared ? "shared handle" : "own handle", a->note.msg, (unsigned long long)seed);
     cr_expect_eq(a->host_bad, 0,
                  "thread %ld: %ld of %ld host checks differ from the serial result; first at "
                  "iteration %ld, %s, byte %zu [seed %llu]",
@@ -656,7 +654,7 @@ static void stress_body(int shared) {
                      "iterations, first at iteration %llu [seed %llu]",
                      t, kOpName[op], a->dev_ctr[op][0], a->dev_ctr[op][1],
                      (unsigned long long)seed);
-    if (!a->failed) {
+    if (!a->note.failed) {
       cr_expect(a->host_checks >= 1, "thread %ld made no host check", t);
       if (shared)
         cr_expect(a->used_own_plans && (iters < 3 || a->used_shared_plans),
@@ -795,9 +793,7 @@ static gko_status_t gelu_fn(void *p, void *out, cudaStream_t st) {
 }
 
 Test(stress_graph, gelu_forward_and_backward) {
-  T_REQUIRE_GPU();
-  t_seed();
-  gko_handle_t h = t_handle();
+  gko_handle_t h = t_gpu_setup(NULL);
   const int64_t n = 100003;
   void *x16 = rand_dev(GKO_DTYPE_F16, n, -5, 5), *dy16 = rand_dev(GKO_DTYPE_F16, n, -2, 2);
   void *xb = rand_dev(GKO_DTYPE_BF16, n, -5, 5), *dyb = rand_dev(GKO_DTYPE_BF16, n, -2, 2);
@@ -840,6 +836,19 @@ static gko_status_t gemm_fn(void *p, void *out, cudaStream_t st) {
                           c->wsb, st);
 }
 
+/* The plan of graph case `name` was made (1), or was NOT_SUPPORTED (a
+ * backend this GPU lacks: logged, the case skipped, 0); any other status
+ * fails the test. */
+static int graph_plan_made(const char *name, gko_status_t s) {
+  if (s == GKO_STATUS_NOT_SUPPORTED) {
+    cr_log_info("SKIPPED part: %s: not supported on this GPU (%s)", name, gko_last_error_detail());
+    return 0;
+  }
+  cr_assert_eq(s, GKO_STATUS_SUCCESS, "%s: plan: %s: %s", name, gko_status_name(s),
+               gko_last_error_detail());
+  return 1;
+}
+
 /* Plans, fills and runs one GEMM graph case; NOT_SUPPORTED plans (a
  * backend this GPU lacks) are logged and skipped. */
 static void gemm_graph_case(gko_handle_t h, const char *name, gko_dtype_t ab, gko_dtype_t cd,
@@ -853,12 +862,7 @@ static void gemm_graph_case(gko_handle_t h, const char *name, gko_dtype_t ab, gk
   gko_gemm_plan_t plan = NULL;
   gko_status_t s = gko_gemm_plan_create(h, d, &plan);
   gko_gemm_desc_destroy(d);
-  if (s == GKO_STATUS_NOT_SUPPORTED) {
-    cr_log_info("SKIPPED part: %s: not supported on this GPU (%s)", name, gko_last_error_detail());
-    return;
-  }
-  cr_assert_eq(s, GKO_STATUS_SUCCESS, "%s: plan: %s: %s", name, gko_status_name(s),
-               gko_last_error_detail());
+  if (!graph_plan_made(name, s)) return;
   char desc[512];
   T_OK(gko_gemm_plan_describe(plan, desc, sizeof desc, NULL));
   cr_log_info("%s: %s", name, desc);
@@ -886,9 +890,7 @@ static void gemm_graph_case(gko_handle_t h, const char *name, gko_dtype_t ab, gk
 }
 
 Test(stress_graph, gemm_execute) {
-  T_REQUIRE_GPU();
-  t_seed();
-  gko_handle_t h = t_handle();
+  gko_handle_t h = t_gpu_setup(NULL);
   gemm_graph_case(h, "GEMM f16 64x96x128 beta 0.5 bias+GELU-tanh (AUTO)", GKO_DTYPE_F16,
                   GKO_DTYPE_F16, W_M, W_N, W_K, GKO_EPILOGUE_BIAS_GELU_TANH,
                   GKO_GEMM_BACKEND_AUTO, GKO_GEMM_PAD_AUTO, 0.5f);
@@ -920,9 +922,7 @@ static gko_status_t oneshot_fn(void *p, void *out, cudaStream_t st) {
 }
 
 Test(stress_graph, gemm_one_shot_allocates_in_the_graph) {
-  T_REQUIRE_GPU();
-  t_seed();
-  gko_handle_t h = t_handle();
+  gko_handle_t h = t_gpu_setup(NULL);
   /* A 2 bytes past a 256-byte boundary with an odd leading dimension: the
    * one-shot plan promises 2-byte alignment (padded copies into its
    * stream-ordered workspace where cuBLASLt wants them) */
@@ -957,9 +957,7 @@ static gko_status_t spmm_fn(void *p, void *out, cudaStream_t st) {
 }
 
 Test(stress_graph, spmm_execute) {
-  T_REQUIRE_GPU();
-  t_seed();
-  gko_handle_t h = t_handle();
+  gko_handle_t h = t_gpu_setup(NULL);
   char err[512] = "";
   wshared S;
   cr_assert_eq(wshared_create(&S, err, sizeof err), 0, "%s", err);
@@ -1017,12 +1015,7 @@ static void conv_graph_case(gko_handle_t h, const char *name, gko_dtype_t dt,
   memset(&cc, 0, sizeof cc);
   gko_status_t st = gko_conv_plan_create(h, d, &cc.plan);
   gko_conv_desc_destroy(d);
-  if (st == GKO_STATUS_NOT_SUPPORTED) {
-    cr_log_info("SKIPPED part: %s: not supported on this GPU (%s)", name, gko_last_error_detail());
-    return;
-  }
-  cr_assert_eq(st, GKO_STATUS_SUCCESS, "%s: plan: %s: %s", name, gko_status_name(st),
-               gko_last_error_detail());
+  if (!graph_plan_made(name, st)) return;
   int64_t chunks = 0, path = 0;
   T_OK(gko_conv_plan_get(cc.plan, GKO_CONV_INFO_CHUNKS, &chunks));
   T_OK(gko_conv_plan_get(cc.plan, GKO_CONV_INFO_PATH, &path));
@@ -1045,9 +1038,7 @@ static void conv_graph_case(gko_handle_t h, const char *name, gko_dtype_t dt,
 }
 
 Test(stress_graph, conv_execute) {
-  T_REQUIRE_GPU();
-  t_seed();
-  gko_handle_t h = t_handle();
+  gko_handle_t h = t_gpu_setup(NULL);
   conv_graph_case(h, "conv NHWC f16 3x3 pad 1 bias+GELU-erf (im2col, filter copy)",
                   GKO_DTYPE_F16, GKO_CONV_LAYOUT_NHWC, W_CV_N, W_CV_C, W_CV_H, W_CV_W, W_CV_K, 3,
                   3, 1, 1, 0, GKO_EPILOGUE_BIAS_GELU_ERF);
@@ -1065,9 +1056,7 @@ Test(stress_graph, conv_execute) {
  * they succeed, the capture stays active, and their executes, captured in
  * the same graph, replay bitwise equal to eager runs of the same plans. */
 Test(stress_graph, plans_created_during_capture) {
-  T_REQUIRE_GPU();
-  t_seed();
-  gko_handle_t h = t_handle();
+  gko_handle_t h = t_gpu_setup(NULL);
   const int64_t m = 72, n = 40, k = 56;
   const int64_t cn = 1, cc = 8, ch = 7, cw = 7, ck = 8; /* NHWC f16 3x3 pad 1 */
   void *a = rand_dev(GKO_DTYPE_F16, m * k, -1, 1), *b = rand_dev(GKO_DTYPE_F16, k * n, -1, 1);
@@ -1172,9 +1161,7 @@ Test(stress_graph, plans_created_during_capture) {
  * untouched, enqueue nothing, and the capture stays active: it ends, and
  * the graph (two GELU calls around them) replays correctly. */
 Test(stress_graph, non_capturable_calls_refuse_and_keep_the_capture) {
-  T_REQUIRE_GPU();
-  t_seed();
-  gko_handle_t h = t_handle();
+  gko_handle_t h = t_gpu_setup(NULL);
   char err[512] = "";
   wshared S;
   cr_assert_eq(wshared_create(&S, err, sizeof err), 0, "%s", err);
@@ -1689,24 +1676,14 @@ typedef struct {
   int handle_dev;
   unsigned long long repeat_bytes[2]; /* bytes differing from the first iteration */
   long host_repeat_bad;
-  int failed;
-  char msg[768];
+  tnote note;
 } mgpu_t;
-
-static void mfail(mgpu_t *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void mfail(mgpu_t *a, const char *fmt, ...) {
-  if (a->failed++) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(a->msg, sizeof a->msg, fmt, ap);
-  va_end(ap);
-}
 
 #define MG_CUDA(call)                                                               \
   do {                                                                              \
     cudaError_t e_ = (call);                                                        \
     if (e_ != cudaSuccess) {                                                        \
-      mfail(a, "device %d: %s: %s", a->dev, #call, cudaGetErrorString(e_));        \
+      tfail(a, "device %d: %s: %s", a->dev, #call, cudaGetErrorString(e_));        \
       goto done;                                                                    \
     }                                                                               \
   } while (0)
@@ -1714,7 +1691,7 @@ static void mfail(mgpu_t *a, const char *fmt, ...) {
   do {                                                                              \
     gko_status_t s_ = (call);                                                       \
     if (s_ != GKO_STATUS_SUCCESS) {                                                 \
-      mfail(a, "device %d: %s -> %s: %s", a->dev, #call, gko_status_name(s_),       \
+      tfail(a, "device %d: %s -> %s: %s", a->dev, #call, gko_status_name(s_),       \
             gko_last_error_detail());                                               \
       goto done;                                                                    \
     }                                                                               \
@@ -1755,7 +1732,7 @@ static void *mgpu_thread(void *p) {
   hd2 = malloc(dbytes);
   hy2 = malloc(xb);
   if (!hd2 || !hy2) {
-    mfail(a, "malloc");
+    tfail(a, "malloc");
     goto done;
   }
   for (long i = 0; i < a->iters; i++) {
@@ -1768,7 +1745,7 @@ static void *mgpu_thread(void *p) {
       int e1 = gkt_count_diff(dd, d_first, dbytes, (unsigned long long)i, ctr, st);
       int e2 = gkt_count_diff(dy, y_first, xb, (unsigned long long)i, ctr + 2, st);
       if (e1 || e2) {
-        mfail(a, "device %d: comparison kernel launch failed", a->dev);
+        tfail(a, "device %d: comparison kernel launch failed", a->dev);
         goto done;
       }
     } else if (i % 16 == 0) {
@@ -1898,8 +1875,8 @@ Test(stress_multi_gpu, two_devices_concurrently_and_cross_device_calls_refused,
   for (int d = 0; d < 2; d++) pthread_join(tid[d], NULL);
   for (int d = 0; d < 2; d++) {
     mgpu_t *a = &m[d];
-    cr_expect_eq(a->failed, 0, "%s [seed %llu]", a->msg, (unsigned long long)seed);
-    if (a->failed) continue;
+    cr_expect_eq(a->note.failed, 0, "%s [seed %llu]", a->note.msg, (unsigned long long)seed);
+    if (a->note.failed) continue;
     cr_expect_eq(a->handle_dev, d, "gko_handle_device of the device-%d handle says %d", d,
                  a->handle_dev);
     cr_expect(a->repeat_bytes[0] == 0 && a->repeat_bytes[1] == 0 && a->host_repeat_bad == 0,
