@@ -22,7 +22,7 @@
 #include <cusparse.h>
 
 #include "bench.h"
-#include "mtx.h"
+#include "../util/mtx.h"
 
 typedef struct {
   char name[64];

@@ -15,7 +15,7 @@
 
 #include "common.h"
 #include "internal.h" /* the SpMM plan model (host-only tests below) */
-#include "../bench/mtx.h"
+#include "../util/mtx.h"
 
 /* ---- host matrices ------------------------------------------------------------ */
 

@@ -2,8 +2,8 @@
 // the library): how the loop structure, loads in flight per thread and
 // occupancy move a memory-bound elementwise kernel against the copy ceiling.
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 -Iinclude bench/gelu_variants.cu -o gelu_variants
-//   ./gelu_variants [log2 n]
+//   make probes        (GKO_ARCHS=90 for sm_90 only)
+//   build/bin/probes/gelu_variants [log2 n]
 //
 // Variants (forward erf, f16 and f32, 16-byte vectors):
 //   gs<U>      grid-stride loop, U vectors in flight per thread, occupancy grid
@@ -18,7 +18,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "../kernels/gelu.cuh"
+#include "../../kernels/gelu.cuh"
 
 #define CK(x)                                                                   \
   do {                                                                          \
