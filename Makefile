@@ -3,6 +3,8 @@
 #   make                 lib/libgko.so.X.Y.Z (+ SONAME and dev links), lib/libgko.a
 #   make test            installs Criterion if missing, builds, runs every suite
 #   make bench           build/bin/gko-bench
+#   make probes          build/bin/probes/<name>: the standalone timing probes in
+#                        bench/probes/ (not part of the library or of make all)
 #   make install PREFIX=/usr/local
 #   GKO_ARCHS="80 90"    narrow the SASS architectures (default: every one the
 #                        found nvcc supports from sm_70 to sm_90)
@@ -57,7 +59,7 @@ SHLIB  := lib/libgko.so.$(VERSION)
 SONAME := libgko.so.$(MAJOR)
 STLIB  := lib/libgko.a
 
-.PHONY: all library test check deps bench run examples install clean abi-check sanitize tests asan fuzz abi-gate tsan
+.PHONY: all library test check deps bench probes run examples install clean abi-check sanitize tests asan fuzz abi-gate tsan
 all: library
 
 library: $(SHLIB) lib/$(SONAME) lib/libgko.so $(STLIB)
@@ -82,7 +84,7 @@ $(STLIB): $(OBJ)
 	@mkdir -p lib
 	rm -f $@ && ar rcs $@ $(OBJ)
 
-$(BUILD)/obj $(BUILD)/tests $(BUILD)/bin:
+$(BUILD)/obj $(BUILD)/tests $(BUILD)/bin $(BUILD)/bin/probes:
 	mkdir -p $@
 
 # ---- tests -----------------------------------------------------------------
@@ -106,7 +108,7 @@ TEST_LIBS_STATIC := $(STLIB) -L$(CUDA_LIB) -lcublasLt -lcudart_static -lstdc++ -
 
 $(BUILD)/tests/test_internal: tests/test_internal.c tests/common.h $(STLIB) | $(BUILD)/tests deps
 	$(CC) $(TEST_CFLAGS) $< -o $@ $(TEST_LIBS_STATIC)
-$(BUILD)/tests/%: tests/%.c tests/common.h $(SHLIB) lib/libgko.so | $(BUILD)/tests deps
+$(BUILD)/tests/%: tests/%.c tests/common.h util/mtx.h $(SHLIB) lib/libgko.so | $(BUILD)/tests deps
 	$(CC) $(TEST_CFLAGS) $< -o $@ $(TEST_LIBS)
 # test_stress also links tests/fault_kernel.cu (a kernel that faults on purpose,
 # a device-side comparison); C linkage, no C++ runtime needed.
@@ -138,13 +140,24 @@ bench: $(BUILD)/bin/gko-bench
 # GKO_BENCH_FLAGS: extra flags, e.g. --json FILE or --power
 run: all bench examples
 	$(BUILD)/bin/gko-bench $(GKO_BENCH_FLAGS)
-$(BUILD)/bin/gko-bench: $(wildcard bench/*.c bench/*.h) $(SHLIB) lib/libgko.so | $(BUILD)/bin
+$(BUILD)/bin/gko-bench: $(wildcard bench/*.c bench/*.h) util/mtx.h $(SHLIB) lib/libgko.so | $(BUILD)/bin
 	$(CC) -std=gnu11 -O2 -g $(WARN) -Iinclude -I$(CUDA_INC) $(filter %.c,$^) -o $@ $(BENCH_LIBS)
+
+# Standalone probes (bench/probes/*.cu, each says what it measures and where
+# the figures are used); host_cost links the shared library.
+PROBE_SRC := $(wildcard bench/probes/*.cu)
+PROBE_BIN := $(patsubst bench/probes/%.cu,$(BUILD)/bin/probes/%,$(PROBE_SRC))
+PROBE_NVFLAGS := $(NVCCFLAGS) -std=c++17 $(GENCODE) -Iinclude -Xcompiler -Wall
+probes: $(PROBE_BIN)
+$(BUILD)/bin/probes/%: bench/probes/%.cu $(HDRS) Makefile | $(BUILD)/bin/probes
+	$(NVCC) $(PROBE_NVFLAGS) $< -o $@
+$(BUILD)/bin/probes/host_cost: bench/probes/host_cost.cu include/gko.h Makefile $(SHLIB) lib/libgko.so | $(BUILD)/bin/probes
+	$(NVCC) $(PROBE_NVFLAGS) $< -o $@ -Llib -lgko -Xlinker -rpath -Xlinker '$$ORIGIN/../../../lib'
 
 EXAMPLE_SRC := $(wildcard examples/*.c)
 EXAMPLE_BIN := $(patsubst examples/%.c,$(BUILD)/bin/%,$(EXAMPLE_SRC))
 examples: $(EXAMPLE_BIN)
-$(BUILD)/bin/%: examples/%.c examples/example.h $(SHLIB) lib/libgko.so | $(BUILD)/bin
+$(BUILD)/bin/%: examples/%.c examples/example.h util/mtx.h $(SHLIB) lib/libgko.so | $(BUILD)/bin
 	$(CC) -std=gnu11 -O2 -g $(WARN) -Iinclude -I$(CUDA_INC) $< -o $@ $(BENCH_LIBS)
 
 # ---- install -----------------------------------------------------------------

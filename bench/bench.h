@@ -1,5 +1,6 @@
 /* bench.h -- what gko-bench's operator modules share: timing, the measured
- * ceilings, the report table, random numbers and dtype conversion. */
+ * ceilings, the report table and its summary, the JSON rows, random numbers,
+ * dtype conversion and the host references' pieces. */
 #ifndef GKO_BENCH_H
 #define GKO_BENCH_H
 
@@ -33,6 +34,7 @@
   } while (0)
 
 extern int g_repeat;        /* timed repetitions (--repeat) */
+extern int g_verbose;       /* --verbose: plan descriptions and details under the rows */
 extern double g_copy_gbs;   /* measured device-to-device copy, read + write */
 
 typedef void (*run_fn)(void *ctx, cudaStream_t s);
@@ -57,12 +59,75 @@ double measure_copy(cudaStream_t s);
  * row's latency_us - device_us. */
 void measure_launch_floor(cudaStream_t s, double *dev_us, double *lat_us);
 
-/* One row of the table (and of the JSON file).  bytes: the fewest bytes the
- * op must move; flops: 0 for memory-bound ops.  With --power the row also
- * carries the power columns of the timed region measured just before it. */
+/* ---- the table ------------------------------------------------------------------
+ * One line per case, every module the same columns:
+ *   op shape dtype backend dev_us lat_us RATE of_roof vs_ref max_err [power columns]
+ * RATE: the table's unit (GB/s or TFLOP/s); of_roof: attained / the row's
+ * ceiling (each table's legend says which); vs_ref: the reference's time /
+ * this row's (> 1: faster than the reference); "-" where a column does not
+ * apply.  With --verbose a row's detail and plan description follow it on
+ * indented lines.  --json gets every field (the modules write it). */
+
+/* Starts a module's table: prints the legend lines (legend: "\n"-separated,
+ * each printed after "# "; NULL: none) and the header.  shape_w, backend_w:
+ * those columns' widths; rate: the rate column's header; roof: what of_roof
+ * is a fraction of (for the summary); power: the rows carry the --power
+ * columns (modules whose power shows in "# power" lines pass 0). */
+void bench_table(const char *module, int shape_w, int backend_w, const char *rate,
+                 const char *roof, int power, const char *legend);
+
+typedef struct {
+  const char *op, *shape, *dtype, *backend;
+  double dev_us, lat_us; /* < 0: "-" */
+  double rate;           /* in the table's unit; <= 0: "-" */
+  double of_roof;        /* attained / ceiling, a fraction; < 0: "-" */
+  double vs_ref;         /* the reference's time / this row's; <= 0: "-" */
+  const char *ref;       /* what vs_ref compares with (the summary's group) */
+  double max_err;        /* < 0: "-" */
+  int not_run;           /* no measurement (e.g. a plan that cannot be made): all "-" */
+  int reference;         /* the reference's own row (not gko's): left out of the summary */
+  const char *detail;    /* --verbose: an indented line after the row */
+  const char *plan;      /* --verbose: "plan: ..." after the row */
+} bench_row_t;
+/* Prints one row (the header first if no table was started) and adds it
+ * to the summary. */
+void bench_row(const bench_row_t *r);
+
+/* A value for the summary, higher is better: group (e.g. "spmm vs
+ * cuSPARSE"), percent: the value is a fraction printed as %, else a ratio
+ * printed as x; label: the case, named where it is the lowest. */
+void bench_stat(const char *group, int percent, double v, const char *label);
+/* The geometric mean, minimum and maximum of every group of two or more
+ * rows so far (nothing when there is none). */
+void bench_summary(void);
+
+/* JSON rows: bench_json_begin writes the separator (a comma before every row
+ * but the first, whichever module wrote it) and the row's opening brace;
+ * bench_json_str writes , "key": "value" with value escaped. */
+void bench_json_begin(void);
+void bench_json_str(const char *key, const char *value);
+
+/* One row of the table (and of the JSON file) for the modules that time one
+ * region per row: rate GB/s = bytes / dev_us, of_roof = of the copy
+ * bandwidth, the host time per call (g_last_host_us) in the JSON.  bytes:
+ * the fewest bytes the op must move.  With --power the row also carries the
+ * power columns of the timed region measured just before it. */
 extern FILE *g_json;
 void report(const char *op, const char *shape, const char *dtype, const char *form,
             double dev_us, double lat_us, double bytes, double max_err);
+/* report() with more: the table's op, shape and backend (NULL: op, shape,
+ * form), vs_ref and its reference, the --verbose lines; plan also goes to
+ * the JSON ("plan") and vs_ref > 0 too ("vs_ref"). */
+typedef struct {
+  const char *op, *shape, *backend;
+  double vs_ref;
+  const char *ref;
+  int reference;
+  const char *detail, *plan;
+} report_extra;
+void report_ex(const char *op, const char *shape, const char *dtype, const char *form,
+               double dev_us, double lat_us, double bytes, double max_err,
+               const report_extra *x);
 
 /* --power: NVML (libnvidia-ml.so.1, loaded with dlopen at run time) sampled
  * every ~5 ms by a background thread while a timed region runs: the
@@ -80,8 +145,9 @@ typedef struct {
   double region_ms;  /* how long the sampled region ran */
 } bench_power_t;
 extern int g_power;              /* 1 once bench_power_init() found NVML and the GPU */
-extern int g_power_lines;        /* the running module prints its own table: print a
-                                    "# power" line after each timed region instead */
+extern int g_power_lines;        /* the running module times two regions per row (gemm,
+                                    conv): print a "# power" line after each timed
+                                    region instead of the power columns */
 extern bench_power_t g_last_power;
 /* Maps the current CUDA device to its NVML device by PCI bus id.  On any
  * failure prints one line saying why, leaves g_power 0 and returns 0. */
@@ -99,6 +165,17 @@ const char *bench_power_cols(double dev_us);
 void bench_power_json(FILE *f, double dev_us);
 
 double bench_uniform(double lo, double hi);
+/* Fills a device array of n elements (es bytes each) with a host block of
+ * kBenchBlk elements repeated. */
+enum { kBenchBlk = 1 << 20 };
+void bench_fill_repeat(void *dst, const void *blk, size_t n, size_t es);
+/* The epilogue's activation on the host (act: GKO_EPILOGUE_* >> 1: 0 none,
+ * 1 relu, 2 gelu-erf, 3 gelu-tanh), float64. */
+double bench_act_ref(int act, double x);
+extern const char *const bench_epilogue_names[8]; /* indexed by GKO_EPILOGUE_* */
+int bench_parse_epilogue(const char *s);          /* -1: unknown */
+/* f32|f16|bf16 as bench_parse_dtype, and tf32 (f32 with *tf32 = 1). */
+int bench_parse_dtype_tf32(const char *s, gko_dtype_t *d, int *tf32);
 float bench_to_float(gko_dtype_t d, const void *a, size_t i);
 void bench_from_float(gko_dtype_t d, void *a, size_t i, float v);
 const char *bench_dtype_name(gko_dtype_t d);

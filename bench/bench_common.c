@@ -1,5 +1,7 @@
-/* bench_common.c -- timing, ceilings, report table, conversions, and the
- * --power sampler (NVML, loaded at run time). */
+/* bench_common.c -- timing, ceilings, the table and its summary, the JSON
+ * rows, conversions, the host references' pieces, and the --power sampler
+ * (NVML, loaded at run time).  Calls no gko function (tests/bench_power_check
+ * links it without the library). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -8,6 +10,7 @@
 #include "bench.h"
 
 int g_repeat = 20;
+int g_verbose = 0;
 double g_copy_gbs = 0;
 double g_last_host_us = 0;
 FILE *g_json = NULL;
@@ -156,30 +159,171 @@ void measure_launch_floor(cudaStream_t s, double *dev_us, double *lat_us) {
   cudaFree(c.p);
 }
 
+/* ---- the table ------------------------------------------------------------------- */
+
+/* The table being printed: set by bench_table(); report() without one (as
+ * tests/bench_power_check.c calls it) prints with these defaults. */
+typedef struct {
+  const char *module, *rate, *roof;
+  int shape_w, backend_w, power, header_done, any;
+} table_t;
+static table_t tab = {NULL, "GB/s", NULL, 22, 8, -1, 0, 0};
+
+static void print_header(void) {
+  printf("%-8s %-*s %-5s %-*s %8s %8s %7s %7s %6s %7s%s\n", "op", tab.shape_w, "shape", "dtype",
+         tab.backend_w, "backend", "dev_us", "lat_us", tab.rate, "of_roof", "vs_ref", "max_err",
+         tab.power ? bench_power_head() : "");
+  tab.header_done = 1;
+}
+
+void bench_table(const char *module, int shape_w, int backend_w, const char *rate,
+                 const char *roof, int power, const char *legend) {
+  if (tab.any) printf("\n"); /* a blank line between two modules' tables */
+  tab = (table_t){module, rate, roof, shape_w, backend_w, power, 0, 1};
+  for (const char *l = legend; l && *l;) {
+    const size_t n = strcspn(l, "\n");
+    printf("# %.*s\n", (int)n, l);
+    l += n + (l[n] == '\n');
+  }
+  print_header();
+  fflush(stdout);
+}
+
+/* a number, or "-" where it does not apply */
+static const char *num(char *buf, size_t n, const char *fmt, double v, int have) {
+  if (have) snprintf(buf, n, fmt, v);
+  else snprintf(buf, n, "-");
+  return buf;
+}
+
+void bench_row(const bench_row_t *r) {
+  if (tab.power < 0) tab.power = g_power; /* no table started: report()'s rows */
+  if (!tab.header_done) print_header();
+  const int run = !r->not_run;
+  char dev[24], lat[24], rate[24], roof[24], ref[24], err[24];
+  printf("%-8s %-*s %-5s %-*s %8s %8s %7s %7s %6s %7s%s\n", r->op, tab.shape_w, r->shape,
+         r->dtype, tab.backend_w, r->backend, num(dev, sizeof dev, "%.1f", r->dev_us, run && r->dev_us >= 0),
+         num(lat, sizeof lat, "%.1f", r->lat_us, run && r->lat_us >= 0),
+         num(rate, sizeof rate, strcmp(tab.rate, "GB/s") ? "%.1f" : "%.0f", r->rate,
+             run && r->rate > 0),
+         num(roof, sizeof roof, "%.1f%%", 100.0 * r->of_roof, run && r->of_roof >= 0),
+         num(ref, sizeof ref, "%.2fx", r->vs_ref, run && r->vs_ref > 0),
+         num(err, sizeof err, "%.1e", r->max_err, run && !(r->max_err < 0)),
+         tab.power ? bench_power_cols(r->dev_us) : "");
+  if (g_verbose && r->detail && r->detail[0]) printf("    %s\n", r->detail);
+  if (g_verbose && r->plan && r->plan[0]) printf("    plan: %s\n", r->plan);
+  fflush(stdout);
+  if (!run || r->reference) return;
+  char label[160];
+  snprintf(label, sizeof label, "%s %s %s", r->shape, r->dtype, r->backend);
+  const char *module = tab.module ? tab.module : r->op;
+  char group[96];
+  if (r->vs_ref > 0 && r->ref) {
+    snprintf(group, sizeof group, "%s vs %s", module, r->ref);
+    bench_stat(group, 0, r->vs_ref, label);
+  }
+  if (r->of_roof >= 0 && tab.roof) {
+    snprintf(group, sizeof group, "%s of_roof (of %s)", module, tab.roof);
+    bench_stat(group, 1, r->of_roof, label);
+  }
+}
+
+/* ---- the summary ----------------------------------------------------------------- */
+
+enum { kMaxStats = 32 };
+static struct {
+  char group[96], min_at[160];
+  int percent, n;
+  double logsum, min, max;
+} g_stats[kMaxStats];
+static int g_nstats = 0;
+
+void bench_stat(const char *group, int percent, double v, const char *label) {
+  if (!(v > 0)) return;
+  int i = 0;
+  while (i < g_nstats && strcmp(g_stats[i].group, group)) i++;
+  if (i == g_nstats) {
+    if (g_nstats == kMaxStats) return;
+    memset(&g_stats[i], 0, sizeof g_stats[i]);
+    snprintf(g_stats[i].group, sizeof g_stats[i].group, "%s", group);
+    g_stats[i].percent = percent;
+    g_nstats++;
+  }
+  if (g_stats[i].n == 0 || v < g_stats[i].min) {
+    g_stats[i].min = v;
+    snprintf(g_stats[i].min_at, sizeof g_stats[i].min_at, "%s", label);
+  }
+  if (g_stats[i].n == 0 || v > g_stats[i].max) g_stats[i].max = v;
+  g_stats[i].logsum += log(v);
+  g_stats[i].n++;
+}
+
+static const char *stat_value(char *buf, size_t n, int percent, double v) {
+  snprintf(buf, n, percent ? "%.1f%%" : "%.2fx", percent ? 100.0 * v : v);
+  return buf;
+}
+
+void bench_summary(void) {
+  int any = 0;
+  for (int i = 0; i < g_nstats; i++) any |= g_stats[i].n > 1;
+  if (!any) return; /* one row: nothing to sum up */
+  printf("\n# summary (vs_ref, of_roof: higher is better): geometric mean, minimum and maximum "
+         "of each group of rows\n");
+  for (int i = 0; i < g_nstats; i++) {
+    if (g_stats[i].n < 2) continue;
+    char gm[24], mn[24], mx[24];
+    const int p = g_stats[i].percent;
+    printf("#   %s, %d row%s: geomean %s, min %s, max %s\n#     lowest: %s\n", g_stats[i].group,
+           g_stats[i].n, g_stats[i].n == 1 ? "" : "s", stat_value(gm, sizeof gm, p, exp(g_stats[i].logsum / g_stats[i].n)),
+           stat_value(mn, sizeof mn, p, g_stats[i].min), stat_value(mx, sizeof mx, p, g_stats[i].max),
+           g_stats[i].min_at);
+  }
+  fflush(stdout);
+}
+
+/* ---- JSON rows ------------------------------------------------------------------- */
+
+void bench_json_begin(void) {
+  long pos = ftell(g_json);
+  fprintf(g_json, "%s\n  {", pos > 1 ? "," : "");
+}
+
+void bench_json_str(const char *key, const char *value) {
+  fprintf(g_json, ", \"%s\": \"", key);
+  for (const unsigned char *c = (const unsigned char *)value; *c; c++) {
+    if (*c == '"' || *c == '\\') fprintf(g_json, "\\%c", *c);
+    else if (*c == '\n') fputs("\\n", g_json);
+    else if (*c == '\t') fputs("\\t", g_json);
+    else if (*c < 0x20) fprintf(g_json, "\\u%04x", *c);
+    else fputc(*c, g_json);
+  }
+  fputc('"', g_json);
+}
+
 void report(const char *op, const char *shape, const char *dtype, const char *form,
             double dev, double lat, double bytes, double max_err) {
-  static int header_done = 0;
-  if (!header_done) {
-    printf("%-8s %-22s %-5s %-5s %10s %10s %8s %9s %8s %9s%s\n", "op", "shape", "dtype", "form",
-           "device_us", "latency_us", "host_us", "GB/s", "of_copy", "max_err", bench_power_head());
-    header_done = 1;
-  }
-  double gbs = bytes / (dev * 1e3);
-  printf("%-8s %-22s %-5s %-5s %10.1f %10.1f %8.2f %9.0f %7.1f%% %9.2g%s\n", op, shape, dtype,
-         form, dev, lat, g_last_host_us, gbs, 100.0 * gbs / g_copy_gbs, max_err,
-         bench_power_cols(dev));
-  fflush(stdout);
+  report_ex(op, shape, dtype, form, dev, lat, bytes, max_err, NULL);
+}
+
+void report_ex(const char *op, const char *shape, const char *dtype, const char *form,
+               double dev, double lat, double bytes, double max_err, const report_extra *x) {
+  static const report_extra none;
+  if (!x) x = &none;
+  const double gbs = bytes / (dev * 1e3);
+  const bench_row_t row = {x->op ? x->op : op, x->shape ? x->shape : shape, dtype,
+                           x->backend ? x->backend : form, dev, lat, gbs, gbs / g_copy_gbs,
+                           x->vs_ref, x->ref, max_err, 0, x->reference, x->detail, x->plan};
+  bench_row(&row);
   if (g_json) {
-    /* a comma before every row but the first, whichever module wrote it
-     * (bench_gemm.c and bench_conv.c decide the same way) */
-    long pos = ftell(g_json);
+    bench_json_begin();
     fprintf(g_json,
-            "%s\n  {\"op\": \"%s\", \"shape\": \"%s\", \"dtype\": \"%s\", \"form\": \"%s\", "
+            "\"op\": \"%s\", \"shape\": \"%s\", \"dtype\": \"%s\", \"form\": \"%s\", "
             "\"device_us\": %.3f, \"latency_us\": %.3f, \"host_us\": %.3f, \"gbs\": %.1f, "
             "\"copy_gbs\": %.1f, \"max_rel_err\": %.3g",
-            pos > 1 ? "," : "", op, shape, dtype, form, dev, lat, g_last_host_us, gbs,
-            g_copy_gbs, max_err);
+            op, shape, dtype, form, dev, lat, g_last_host_us, gbs, g_copy_gbs, max_err);
     bench_power_json(g_json, dev);
+    if (x->vs_ref > 0) fprintf(g_json, ", \"vs_ref\": %.4f", x->vs_ref);
+    if (x->plan) bench_json_str("plan", x->plan);
     fputs("}", g_json);
   }
   g_last_power.fresh = 0; /* a later row without its own timed region shows "-" */
@@ -456,35 +600,47 @@ const char *bench_power_head(void) {
   return buf;
 }
 
-/* " %7.1f %6.0f %7.0f %10.3e", with "-" for what was not sampled */
-const char *bench_power_cols(double dev_us) {
-  static char buf[96];
-  if (!g_power) return "";
+/* The last region's power, clock, memory and energy per call as text: the
+ * table's (json 0: "-" for what was not sampled) or the JSON's (json 1:
+ * null, and more digits). */
+typedef struct {
+  char w[24], c[24], m[24], j[32];
+} power_text;
+
+static power_text power_fields(double dev_us, int json) {
   const bench_power_t *p = &g_last_power;
   const int have = p->fresh;
-  char w[16] = "-", c[16] = "-", m[16] = "-", j[24] = "-";
-  if (have && p->power_n) snprintf(w, sizeof w, "%.1f", p->watts);
-  if (have && p->clock_n) snprintf(c, sizeof c, "%.0f", p->sm_mhz);
-  if (have && p->mem_n) snprintf(m, sizeof m, "%.0f", p->mem_mib);
-  if (have && p->power_n && dev_us > 0) snprintf(j, sizeof j, "%.3e", p->watts * dev_us * 1e-6);
-  snprintf(buf, sizeof buf, " %7s %6s %7s %10s", w, c, m, j);
+  const char *none = json ? "null" : "-";
+  power_text t;
+  snprintf(t.w, sizeof t.w, "%s", none);
+  snprintf(t.c, sizeof t.c, "%s", none);
+  snprintf(t.m, sizeof t.m, "%s", none);
+  snprintf(t.j, sizeof t.j, "%s", none);
+  if (have && p->power_n) snprintf(t.w, sizeof t.w, json ? "%.2f" : "%.1f", p->watts);
+  if (have && p->clock_n) snprintf(t.c, sizeof t.c, "%.0f", p->sm_mhz);
+  if (have && p->mem_n) snprintf(t.m, sizeof t.m, "%.0f", p->mem_mib);
+  if (have && p->power_n && dev_us > 0)
+    snprintf(t.j, sizeof t.j, json ? "%.4g" : "%.3e", p->watts * dev_us * 1e-6);
+  return t;
+}
+
+/* " %7.1f %6.0f %7.0f %10.3e", with "-" for what was not sampled */
+const char *bench_power_cols(double dev_us) {
+  static char buf[128];
+  if (!g_power) return "";
+  const power_text t = power_fields(dev_us, 0);
+  snprintf(buf, sizeof buf, " %7s %6s %7s %10s", t.w, t.c, t.m, t.j);
   return buf;
 }
 
 /* JSON fields with a leading ", "; null for what was not sampled */
 void bench_power_json(FILE *f, double dev_us) {
   if (!g_power) return;
-  const bench_power_t *p = &g_last_power;
-  const int have = p->fresh;
-  char w[24] = "null", c[24] = "null", m[24] = "null", j[32] = "null";
-  if (have && p->power_n) snprintf(w, sizeof w, "%.2f", p->watts);
-  if (have && p->clock_n) snprintf(c, sizeof c, "%.0f", p->sm_mhz);
-  if (have && p->mem_n) snprintf(m, sizeof m, "%.0f", p->mem_mib);
-  if (have && p->power_n && dev_us > 0) snprintf(j, sizeof j, "%.4g", p->watts * dev_us * 1e-6);
+  const power_text t = power_fields(dev_us, 1);
   fprintf(f,
           ", \"power_w\": %s, \"sm_mhz\": %s, \"mem_used_mib\": %s, "
           "\"energy_j_per_call\": %s, \"power_samples\": %d",
-          w, c, m, j, have ? p->power_n : 0);
+          t.w, t.c, t.m, t.j, g_last_power.fresh ? g_last_power.power_n : 0);
 }
 
 static uint64_t g_rng = 0x243F6A8885A308D3ull;
@@ -493,6 +649,33 @@ double bench_uniform(double lo, double hi) {
   g_rng ^= g_rng >> 7;
   g_rng ^= g_rng << 17;
   return lo + (hi - lo) * (double)(g_rng >> 11) / 9007199254740992.0;
+}
+
+void bench_fill_repeat(void *dst, const void *blk, size_t n, size_t es) {
+  for (size_t off = 0; off < n; off += kBenchBlk) {
+    size_t m = n - off < kBenchBlk ? n - off : kBenchBlk;
+    CK(cudaMemcpy((char *)dst + off * es, blk, m * es, cudaMemcpyHostToDevice));
+  }
+}
+
+double bench_act_ref(int act, double x) {
+  if (act == 1) return x > 0 ? x : 0;
+  if (act == 2) return x * 0.5 * erfc(-x / sqrt(2.0));
+  if (act == 3) {
+    const double a = 1.5957691216057308, b = a * 0.044715;
+    double u2 = x * (a + b * x * x), q = exp(-fabs(u2));
+    return x * (u2 >= 0 ? 1.0 / (1.0 + q) : q / (1.0 + q));
+  }
+  return x;
+}
+
+const char *const bench_epilogue_names[8] = {"none", "bias", "relu", "bias-relu",
+                                             "gelu", "bias-gelu", "gelu-tanh", "bias-gelu-tanh"};
+
+int bench_parse_epilogue(const char *s) {
+  for (int i = 0; i < 8; i++)
+    if (!strcmp(s, bench_epilogue_names[i])) return i;
+  return -1;
 }
 
 const char *bench_dtype_name(gko_dtype_t d) {
@@ -505,6 +688,15 @@ int bench_parse_dtype(const char *s, gko_dtype_t *d) {
   else if (!strcmp(s, "bf16")) *d = GKO_DTYPE_BF16;
   else return 0;
   return 1;
+}
+
+int bench_parse_dtype_tf32(const char *s, gko_dtype_t *d, int *tf32) {
+  if (!strcmp(s, "tf32")) {
+    *d = GKO_DTYPE_F32;
+    *tf32 = 1;
+    return 1;
+  }
+  return bench_parse_dtype(s, d);
 }
 
 float bench_to_float(gko_dtype_t d, const void *a, size_t i) {

@@ -7,7 +7,7 @@
  *   (height and width share stride, pad and dilation here; the library
  *   takes them per axis)
  *
- * Each case: a plan (its description printed for single cases),
+ * Each case: a plan (its description under the row with --verbose),
  * then device time (back-to-back executes between two events, median) and
  * call latency (one execute + stream sync, median), TFLOP/s (2 N K OH OW
  * C/G R S), and the layer's own floor:
@@ -25,7 +25,7 @@
  * relative to max |ref|. */
 #include "bench.h"
 
-enum { kBlk = 1 << 20 };
+enum { kBlk = kBenchBlk };
 
 typedef struct {
   const char *name; /* layer label, or NULL */
@@ -61,25 +61,14 @@ static void run_gemm(void *p, cudaStream_t s) {
                         s));
 }
 
-static const char *const kEpNames[8] = {"none", "bias", "relu", "bias-relu",
-                                        "gelu", "bias-gelu", "gelu-tanh", "bias-gelu-tanh"};
-
-static void fill_repeat(void *dst, const void *blk, size_t n, size_t es) {
-  for (size_t off = 0; off < n; off += kBlk) {
-    size_t m = n - off < kBlk ? n - off : kBlk;
-    CK(cudaMemcpy((char *)dst + off * es, blk, m * es, cudaMemcpyHostToDevice));
-  }
-}
-
-static double act_ref(int act, double x) {
-  if (act == 1) return x > 0 ? x : 0;
-  if (act == 2) return x * 0.5 * erfc(-x / sqrt(2.0));
-  if (act == 3) {
-    const double a = 1.5957691216057308, b = a * 0.044715;
-    double u2 = x * (a + b * x * x), q = exp(-fabs(u2));
-    return x * (u2 >= 0 ? 1.0 / (1.0 + q) : q / (1.0 + q));
-  }
-  return x;
+/* The table: TFLOP/s from dev_us; of_roof = the layer's floor / dev_us; no
+ * reference in this program (python/bench/bench_conv.py runs cuDNN). */
+static void conv_table(void) {
+  bench_table("conv", 41, 19, "TFLOP/s", "its floor", 0,
+              "conv: TFLOP/s = 2 N K OH OW C/G R S / dev_us; of_roof = the layer's floor / dev_us, "
+              "floor = im2col bytes at the copy\n"
+              "conv:   bandwidth + the same GEMMs alone (groups == 1); --verbose: col_MB, gemm_us, "
+              "im2col share, plan");
 }
 
 /* The GEMM a plan runs per chunk (groups == 1), mirroring src/conv.c's
@@ -137,7 +126,7 @@ static int make_chunk_gemm(gko_handle_t h, const conv_case *cc, int64_t oh, int6
   return 1;
 }
 
-static int bench_one(gko_handle_t h, cudaStream_t s, const conv_case *cc, int verbose) {
+static int bench_one(gko_handle_t h, cudaStream_t s, const conv_case *cc) {
   const size_t es = gko_dtype_size(cc->dt);
   gko_conv_desc_t desc;
   GK(gko_conv_desc_create(&desc, cc->dt, cc->layout, cc->n, cc->c, cc->h, cc->w, cc->k, cc->r,
@@ -164,14 +153,6 @@ static int bench_one(gko_handle_t h, cudaStream_t s, const conv_case *cc, int ve
   GK(gko_conv_plan_get(c.plan, GKO_CONV_INFO_CHUNK, &chunk));
   GK(gko_conv_plan_get(c.plan, GKO_CONV_INFO_CHUNKS, &chunks));
   GK(gko_conv_plan_get(c.plan, GKO_CONV_INFO_COL_BYTES, &col));
-  if (verbose) {
-    size_t need = 0;
-    GK(gko_conv_plan_describe(c.plan, NULL, 0, &need));
-    char *text = malloc(need);
-    GK(gko_conv_plan_describe(c.plan, text, need, NULL));
-    printf("# plan: %s\n", text);
-    free(text);
-  }
   const int64_t cg = cc->c / cc->groups, kg = cc->k / cc->groups;
   const size_t nx = (size_t)(cc->n * cc->c * cc->h * cc->w), nw = (size_t)(cc->k * cg * cc->r * cc->s);
   const size_t ny = (size_t)(cc->n * cc->k * oh * ow);
@@ -187,9 +168,9 @@ static int bench_one(gko_handle_t h, cudaStream_t s, const conv_case *cc, int ve
     bench_from_float(cc->dt, hw, i, (float)bench_uniform(-1, 1));
     bench_from_float(cc->dt, hb, i, (float)bench_uniform(-1, 1));
   }
-  fill_repeat(dx, hx, nx, es);
-  fill_repeat(dw, hw, nw, es);
-  fill_repeat(db, hb, (size_t)cc->k, es);
+  bench_fill_repeat(dx, hx, nx, es);
+  bench_fill_repeat(dw, hw, nw, es);
+  bench_fill_repeat(db, hb, (size_t)cc->k, es);
   CK(cudaMemset(dy, 0xff, ny * es));
   c.x = dx;
   c.w = dw;
@@ -261,7 +242,7 @@ static int bench_one(gko_handle_t h, cudaStream_t s, const conv_case *cc, int ve
                  (double)bench_to_float(cc->dt, hw, (size_t)wi % kBlk);
         }
     if (cc->epilogue & 1) sum += bench_to_float(cc->dt, hb, (size_t)k);
-    const double ref = act_ref(act, sum);
+    const double ref = bench_act_ref(act, sum);
     const int64_t yi = cc->layout == GKO_CONV_LAYOUT_NCHW ? ((n * cc->k + k) * oh + y) * ow + x
                                                           : ((n * oh + y) * ow + x) * cc->k + k;
     CK(cudaMemcpy(hy, (char *)dy + yi * es, es, cudaMemcpyDeviceToHost));
@@ -277,13 +258,6 @@ static int bench_one(gko_handle_t h, cudaStream_t s, const conv_case *cc, int ve
   const double io = (double)(nx + ny + nw) * es;
   const double floor_us = gemm_us >= 0 ? (col_rw + io) / (g_copy_gbs * 1e3) + gemm_us : -1;
   const double share = gemm_us >= 0 ? (dev - gemm_us) / dev : -1;
-  static int header = 0;
-  if (!header) {
-    printf("%-6s %-34s %-5s %-4s %9s %9s %7s %9s %8s %7s %9s %7s %8s  %s\n", "op", "shape",
-           "dtype", "lay", "device_us", "latency", "TFLOP/s", "col_MB", "gemm_us", "im2col",
-           "floor_us", "of_flr", "max_err", "path");
-    header = 1;
-  }
   char shape[96];
   snprintf(shape, sizeof shape, "%s%sN%lld %lld>%lld %lldx%lld %lldx%lld s%lld p%lld%s",
            cc->name ? cc->name : "", cc->name ? " " : "", (long long)cc->n, (long long)cc->c,
@@ -299,30 +273,48 @@ static int bench_one(gko_handle_t h, cudaStream_t s, const conv_case *cc, int ve
   char pathd[48];
   snprintf(pathd, sizeof pathd, "%s chunk %lld x%lld",
            path == GKO_CONV_PATH_DIRECT ? "direct" : "im2col", (long long)chunk, (long long)chunks);
-  printf("%-6s %-34s %-5s %-4s %9.1f %9.1f %7.1f %9.1f %8.1f %6.0f%% %9.1f %6.0f%% %8.1e  %s\n",
-         "conv", shape, dtn, lay, dev, lat, flops / (dev * 1e6), col_rw / 1e6, gemm_us,
-         share >= 0 ? 100 * share : -1.0, floor_us, floor_us > 0 ? 100 * floor_us / dev : -1.0,
-         rel, pathd);
-  fflush(stdout);
+  size_t need = 0;
+  GK(gko_conv_plan_describe(c.plan, NULL, 0, &need));
+  char *plan = malloc(need);
+  GK(gko_conv_plan_describe(c.plan, plan, need, NULL));
+  {
+    char tshape[128], detail[256], gemm_s[24] = "-", share_s[24] = "-", floor_s[24] = "-";
+    snprintf(tshape, sizeof tshape, "%s %s%s%s", shape, lay, cc->epilogue ? "+" : "",
+             cc->epilogue ? bench_epilogue_names[cc->epilogue] : "");
+    if (gemm_us >= 0) snprintf(gemm_s, sizeof gemm_s, "%.1f", gemm_us);
+    if (share >= 0) snprintf(share_s, sizeof share_s, "%.0f%%", 100 * share);
+    if (floor_us > 0) snprintf(floor_s, sizeof floor_s, "%.1f", floor_us);
+    snprintf(detail, sizeof detail,
+             "col_MB %.1f (written + read), gemm_us %s (the same GEMMs alone), im2col share %s, "
+             "floor_us %s, workspace %zu B",
+             col_rw / 1e6, gemm_s, share_s, floor_s, c.ws_bytes);
+    const bench_row_t row = {"conv", tshape, dtn, pathd, dev, lat, flops / (dev * 1e6),
+                             floor_us > 0 ? floor_us / dev : -1.0, 0, NULL, rel, 0, 0, detail,
+                             plan};
+    bench_row(&row);
+  }
   if (g_json) {
-    long pos = ftell(g_json);
+    bench_json_begin();
     fprintf(g_json,
-            "%s\n  {\"op\": \"conv\", \"shape\": \"%s\", \"dtype\": \"%s\", \"layout\": \"%s\", "
+            "\"op\": \"conv\", \"shape\": \"%s\", \"dtype\": \"%s\", \"layout\": \"%s\", "
             "\"epilogue\": \"%s\", \"n\": %lld, \"c\": %lld, \"h\": %lld, \"w\": %lld, \"k\": %lld, "
             "\"r\": %lld, \"s\": %lld, \"stride\": %lld, \"pad\": %lld, \"dilation\": %lld, "
             "\"groups\": %lld, \"device_us\": %.3f, \"latency_us\": %.3f, \"flops\": %.0f, "
             "\"tflops\": %.2f, \"col_bytes_written\": %.0f, \"col_bytes_read\": %.0f, "
             "\"io_bytes\": %.0f, \"gemm_us\": %.3f, \"im2col_share\": %.3f, \"floor_us\": %.3f, "
             "\"copy_gbs\": %.1f, \"path\": \"%s\", \"chunk\": %lld, \"chunks\": %lld, "
-            "\"workspace_bytes\": %zu, \"max_rel_err\": %.3g}",
-            pos > 1 ? "," : "", shape, dtn, lay, kEpNames[cc->epilogue], (long long)cc->n,
+            "\"workspace_bytes\": %zu, \"max_rel_err\": %.3g",
+            shape, dtn, lay, bench_epilogue_names[cc->epilogue], (long long)cc->n,
             (long long)cc->c, (long long)cc->h, (long long)cc->w, (long long)cc->k,
             (long long)cc->r, (long long)cc->s, (long long)cc->stride, (long long)cc->pad,
             (long long)cc->dil, (long long)cc->groups, dev, lat, flops, flops / (dev * 1e6),
             col_rw / 2, col_rw / 2, io, gemm_us, share, floor_us, g_copy_gbs,
             path == GKO_CONV_PATH_DIRECT ? "direct" : "im2col", (long long)chunk,
             (long long)chunks, c.ws_bytes, rel);
+    bench_json_str("plan", plan);
+    fputs("}", g_json);
   }
+  free(plan);
   const double tol = cc->dt == GKO_DTYPE_F32 ? (cc->tf32 ? 5e-3 : 1e-5)
                      : cc->dt == GKO_DTYPE_BF16 ? 1.6e-2 : 4e-3;
   free(hx);
@@ -343,51 +335,41 @@ static int bench_one(gko_handle_t h, cudaStream_t s, const conv_case *cc, int ve
   return 0;
 }
 
-static int parse_ep(const char *s) {
-  for (int i = 0; i < 8; i++)
-    if (!strcmp(s, kEpNames[i])) return i;
-  return -1;
-}
-
 int bench_conv_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv) {
   conv_case cc = {NULL, GKO_DTYPE_F16, 0, GKO_CONV_LAYOUT_NHWC, 0,
                   32, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 0, -1};
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
-    int64_t *num = !strcmp(a, "--n")          ? &cc.n
-                   : !strcmp(a, "--c")        ? &cc.c
-                   : !strcmp(a, "--h")        ? &cc.h
-                   : !strcmp(a, "--w")        ? &cc.w
-                   : !strcmp(a, "--k")        ? &cc.k
-                   : !strcmp(a, "--r")        ? &cc.r
-                   : !strcmp(a, "--s")        ? &cc.s
-                   : !strcmp(a, "--stride")   ? &cc.stride
-                   : !strcmp(a, "--pad")      ? &cc.pad
-                   : !strcmp(a, "--dilation") ? &cc.dil
-                   : !strcmp(a, "--groups")   ? &cc.groups
-                   : !strcmp(a, "--max-chunk") ? &cc.max_chunk
-                   : !strcmp(a, "--max-workspace") ? &cc.max_ws
-                                              : NULL;
+    const struct {
+      const char *flag;
+      int64_t *v;
+    } nums[] = {{"--n", &cc.n},           {"--c", &cc.c},
+                {"--h", &cc.h},           {"--w", &cc.w},
+                {"--k", &cc.k},           {"--r", &cc.r},
+                {"--s", &cc.s},           {"--stride", &cc.stride},
+                {"--pad", &cc.pad},       {"--dilation", &cc.dil},
+                {"--groups", &cc.groups}, {"--max-chunk", &cc.max_chunk},
+                {"--max-workspace", &cc.max_ws}};
+    int64_t *num = NULL;
+    for (size_t f = 0; f < sizeof nums / sizeof nums[0]; f++)
+      if (!strcmp(a, nums[f].flag)) num = nums[f].v;
     if (num && i + 1 < argc) {
       *num = strtoll(argv[++i], NULL, 0);
     } else if (!strcmp(a, "--layout") && (!strcmp(v, "nhwc") || !strcmp(v, "nchw"))) {
       cc.layout = !strcmp(v, "nhwc") ? GKO_CONV_LAYOUT_NHWC : GKO_CONV_LAYOUT_NCHW;
       i++;
-    } else if (!strcmp(a, "--dtype") && !strcmp(v, "tf32")) {
-      cc.dt = GKO_DTYPE_F32;
-      cc.tf32 = 1;
+    } else if (!strcmp(a, "--dtype") && bench_parse_dtype_tf32(v, &cc.dt, &cc.tf32)) {
       i++;
-    } else if (!strcmp(a, "--dtype") && bench_parse_dtype(v, &cc.dt)) {
-      i++;
-    } else if (!strcmp(a, "--epilogue") && parse_ep(v) >= 0) {
-      cc.epilogue = parse_ep(v);
+    } else if (!strcmp(a, "--epilogue") && bench_parse_epilogue(v) >= 0) {
+      cc.epilogue = bench_parse_epilogue(v);
       i++;
     } else {
       fprintf(stderr, "gko-bench conv: unknown flag or value: %s %s\n", a, v);
       return 1;
     }
   }
-  return bench_one(h, s, &cc, 1);
+  conv_table();
+  return bench_one(h, s, &cc);
 }
 
 /* ResNet-18's convolution layers (C -> K, H = W, R = S, stride, pad). */
@@ -408,6 +390,7 @@ int bench_conv_suite(gko_handle_t h, cudaStream_t s) {
                {GKO_DTYPE_F32, GKO_CONV_LAYOUT_NCHW}};
   const int64_t batches[3] = {32, 1, 128};
   int fails = 0;
+  conv_table();
   for (int b = 0; b < 3; b++)
     for (int t = 0; t < 3; t++)
       for (size_t i = 0; i < sizeof kResNet18 / sizeof kResNet18[0]; i++) {
@@ -418,7 +401,7 @@ int bench_conv_suite(gko_handle_t h, cudaStream_t s) {
                         batches[b], kResNet18[i].c, kResNet18[i].hw, kResNet18[i].hw,
                         kResNet18[i].k, kResNet18[i].rs, kResNet18[i].rs,
                         kResNet18[i].stride, kResNet18[i].pad, 1, 1, 0, -1};
-        fails += bench_one(h, s, &cc, 0);
+        fails += bench_one(h, s, &cc);
       }
   fprintf(stderr, "\r%50s\r", "");
   return fails;

@@ -1,6 +1,15 @@
 /* bench_gelu.c -- gko-bench's GELU module. */
 #include "bench.h"
 
+/* The table: GB/s = bytes read + written / dev_us, of_roof = of the copy
+ * bandwidth; no reference in this program (python/bench/bench_gelu.py runs
+ * PyTorch next to it). */
+static void gelu_table(void) {
+  bench_table("gelu", 18, 7, "GB/s", "the copy bandwidth", 1,
+              "gelu: GB/s = bytes read + written / dev_us; of_roof = GB/s / the measured copy "
+              "bandwidth");
+}
+
 typedef struct {
   gko_handle_t h;
   int approx, backward;
@@ -61,10 +70,13 @@ static int bench_one(gko_handle_t h, cudaStream_t s, gko_dtype_t dt, int approx,
     if (fabs(r) > max_ref) max_ref = fabs(r);
   }
   double rel = max_err / max_ref;
-  char shape[32];
+  char shape[32], tshape[48], detail[64];
   snprintf(shape, sizeof shape, "n=%lld", (long long)n);
-  report(backward ? "gelu_bwd" : "gelu", shape, bench_dtype_name(dt), approx ? "tanh" : "erf",
-         dev, lat, (double)bytes * (backward ? 3 : 2), rel);
+  snprintf(tshape, sizeof tshape, "%s %s", shape, approx ? "tanh" : "erf");
+  snprintf(detail, sizeof detail, "host_us %.2f", g_last_host_us);
+  const report_extra x = {NULL, tshape, "gko", 0, NULL, 0, detail, NULL};
+  report_ex(backward ? "gelu_bwd" : "gelu", shape, bench_dtype_name(dt), approx ? "tanh" : "erf",
+            dev, lat, (double)bytes * (backward ? 3 : 2), rel, &x);
   double tol = dt == GKO_DTYPE_F32 ? 1e-6 : dt == GKO_DTYPE_F16 ? 1e-3 : 8e-3;
   cudaFree(c.x);
   cudaFree(c.y);
@@ -96,6 +108,7 @@ int bench_gelu_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv) {
     }
   }
   int fails = 0;
+  gelu_table();
   for (int a = 0; a < 2; a++)
     if (approx < 0 || a == approx) fails += bench_one(h, s, dt, a, backward, n);
   return fails;
@@ -104,6 +117,7 @@ int bench_gelu_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv) {
 int bench_gelu_suite(gko_handle_t h, cudaStream_t s) {
   const gko_dtype_t dts[3] = {GKO_DTYPE_F32, GKO_DTYPE_F16, GKO_DTYPE_BF16};
   int fails = 0;
+  gelu_table();
   for (int d = 0; d < 3; d++)
     for (int a = 0; a < 2; a++) {
       fprintf(stderr, "\r  gelu %s %s            ", bench_dtype_name(dts[d]), a ? "tanh" : "erf");

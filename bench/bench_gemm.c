@@ -20,9 +20,13 @@
  * B and D moved once over graph_us and their fraction of 4.2 TB/s (the
  * decode memory floor), the roofline of the shape (AI: FLOPs per byte
  * of A, B and D; bound: mma or mem, whichever ceiling is lower at that AI;
- * of_roof: the attained fraction of it), and the max error relative to
- * max|ref| over sampled rows against a float64 host reference.  Inputs are a 1 Mi-element
- * random block repeated (the reference reads the same block).  --rotate
+ * of_roof: the attained fraction of it), vs_ref where the suite times the
+ * same GEMM on cuBLASLt first (its graph_us / this row's), and the max
+ * error relative to max|ref| over sampled rows against a float64 host
+ * reference.  The table shows device_us, latency_us, TFLOP/s, of_roof,
+ * vs_ref and max_err; --verbose adds graph_us, host_us, GB/s, AI, bound and
+ * the plan's description under each row; --json has them all.  Inputs are a
+ * 1 Mi-element random block repeated (the reference reads the same block).  --rotate
  * (on in the decode suite) cycles each call through copies of B totalling
  * at least 256 MB, so the weights come from HBM and not from the 50 MB L2.
  * --static promises A and B static (GKO_GEMM_ATTR_STATIC_OPERANDS): the
@@ -35,7 +39,7 @@
  * only when the case expects it to work). */
 #include "bench.h"
 
-enum { kBlk = 1 << 20, kMaxRot = 64 };
+enum { kBlk = kBenchBlk, kMaxRot = 64 };
 static const double kHbmBytesPerUs = 4.2e6; /* 4.2 TB/s: the decode memory floor */
 
 typedef struct {
@@ -59,8 +63,7 @@ static void run_gemm(void *p, cudaStream_t s) {
   GK(gko_gemm_execute(c->plan, 1.0f, c->a, b, 0.0f, NULL, c->d, c->bias, c->ws, c->ws_bytes, s));
 }
 
-static const char *const kEpNames[8] = {"none", "bias", "relu", "bias-relu",
-                                        "gelu", "bias-gelu", "gelu-tanh", "bias-gelu-tanh"};
+static const char *const *const kEpNames = bench_epilogue_names;
 static const char *const kBackendNames[3] = {"auto", "cublaslt", "wmma"};
 static const char *const kPadNames[3] = {"auto", "never", "always"};
 
@@ -96,25 +99,6 @@ static gemm_case mk(const char *name, int64_t m, int64_t n, int64_t k, gko_dtype
   return g;
 }
 
-static double ref_act(int act, double x) {
-  if (act == 1) return x > 0 ? x : 0;
-  if (act == 2) return x * 0.5 * erfc(-x / sqrt(2.0));
-  if (act == 3) {
-    const double a = 1.5957691216057308, b = a * 0.044715;
-    double u2 = x * (a + b * x * x), q = exp(-fabs(u2));
-    return x * (u2 >= 0 ? 1.0 / (1.0 + q) : q / (1.0 + q));
-  }
-  return x;
-}
-
-/* Fills a device array of n elements with the host block repeated. */
-static void fill_repeat(void *dst, const void *blk, size_t n, size_t es) {
-  for (size_t off = 0; off < n; off += kBlk) {
-    size_t m = n - off < kBlk ? n - off : kBlk;
-    CK(cudaMemcpy((char *)dst + off * es, blk, m * es, cudaMemcpyHostToDevice));
-  }
-}
-
 static const char *dt_name(const gemm_case *g) {
   return g->tf32 ? "tf32" : bench_dtype_name(g->ab);
 }
@@ -146,60 +130,101 @@ static roofline roof_of(const gemm_result *r) {
   return f;
 }
 
-static void json_row(const gemm_case *g, const gemm_result *r) {
+/* vs_ref: the reference's graph time / this row's (0: none) */
+static double vs_ref_of(const gemm_result *r, const gemm_result *ref) {
+  return ref && ref->ok && r->ok && r->graph > 0 ? ref->graph / r->graph : 0;
+}
+
+static void json_row(const gemm_case *g, const gemm_result *r, const gemm_result *ref) {
   if (!g_json) return;
   char shape[80];
   shape_name(g, shape, sizeof shape);
   const roofline rf = roof_of(r);
-  long pos = ftell(g_json);
+  bench_json_begin();
   fprintf(g_json,
-          "%s\n  {\"op\": \"gemm\", \"shape\": \"%s\", \"dtype\": \"%s\", \"form\": \"%s\", "
+          "\"op\": \"gemm\", \"shape\": \"%s\", \"dtype\": \"%s\", \"form\": \"%s\", "
           "\"m\": %lld, \"n\": %lld, \"k\": %lld, \"batch\": %lld, \"transb\": %d, "
           "\"requested_backend\": \"%s\", \"pad\": \"%s\", \"autotune\": %d, \"static\": %d, "
           "\"ok\": %d, "
           "\"device_us\": %.3f, \"graph_us\": %.3f, \"latency_us\": %.3f, \"host_us\": %.3f, "
           "\"tflops\": %.2f, \"peak_tflops\": %.1f, \"gbs\": %.1f, \"of_hbm\": %.4f, "
           "\"intensity_flop_per_byte\": %.2f, \"bound\": \"%s\", \"of_roofline\": %.4f, "
-          "\"max_rel_err\": %.3g, \"backend\": \"%s\"}",
-          pos > 1 ? "," : "", shape, dt_name(g), kEpNames[g->epilogue], (long long)g->m,
+          "\"max_rel_err\": %.3g, \"backend\": \"%s\"",
+          shape, dt_name(g), kEpNames[g->epilogue], (long long)g->m,
           (long long)g->n, (long long)g->k, (long long)g->batch, g->tb,
           kBackendNames[g->backend], kPadNames[g->pad], g->autotune, g->static_ops, r->ok,
           r->dev, r->graph, r->lat, r->host, r->tflops, g_peak_tflops, r->gbs,
           r->gbs / (kHbmBytesPerUs * 1e-3),
           rf.ai, rf.bound, rf.of_roof, r->err, r->backend);
+  const double vs = vs_ref_of(r, ref);
+  if (vs > 0) fprintf(g_json, ", \"vs_ref\": %.4f", vs);
+  bench_json_str(r->ok ? "plan" : "error", r->why);
+  fputs("}", g_json);
 }
 
-static void print_row(const gemm_case *g, const gemm_result *r) {
-  static int header = 0;
-  if (!header) {
-    printf("%-6s %-30s %-5s %-14s %-8s %9s %9s %9s %7s %8s %7s %7s %6s %6s %-5s %7s %8s  %s\n",
-           "op", "shape", "dtype", "epilogue", "request", "device_us", "graph_us", "latency",
-           "host_us", "TFLOP/s", "of_peak", "GB/s", "of_bw", "AI", "bound", "of_roof", "max_err",
-           "backend");
-    printf("# AI: FLOPs per byte of A, B and D moved once; bound: the roofline ceiling at that "
-           "AI (mma: the measured matrix rate, mem: %.1f TB/s); of_roof: attained / ceiling\n",
-           kHbmBytesPerUs * 1e-6);
-    header = 1;
-  }
-  char shape[80], req[40];
-  shape_name(g, shape, sizeof shape);
-  snprintf(req, sizeof req, "%s%s%s%s%s%s", kBackendNames[g->backend], g->pad ? "/pad-" : "",
+/* What was asked for beyond the defaults (the JSON's requested_backend, pad,
+ * autotune and static), as one string: "wmma/pad-never/tune/static/gelu". */
+static void request_name(const gemm_case *g, char *buf, size_t n) {
+  snprintf(buf, n, "%s%s%s%s%s%s", kBackendNames[g->backend], g->pad ? "/pad-" : "",
            g->pad ? kPadNames[g->pad] : "", g->autotune ? "/tune" : "",
            g->static_ops ? "/static" : "", g->interleave ? "/gelu" : "");
+}
+
+/* The table's shape (the JSON's, + transposes not in the name, + the
+ * epilogue) and backend (what ran: +pad padded operands, +epi gko's epilogue
+ * pass, +splitK; then what was asked beyond AUTO's defaults). */
+static void table_names(const gemm_case *g, const gemm_result *r, char *shape, size_t ns,
+                        char *backend, size_t nb) {
+  char base[80];
+  shape_name(g, base, sizeof base);
+  const int tb_named = g->name && (strstr(g->name, "W^T") || !strncmp(g->name, "linear", 6));
+  snprintf(shape, ns, "%s%s%s%s%s", base, g->ta ? " A^T" : "", g->tb && !tb_named ? " B^T" : "",
+           g->epilogue ? "+" : "", g->epilogue ? kEpNames[g->epilogue] : "");
   if (!r->ok) {
-    printf("%-6s %-30s %-5s %-14s %-8s not supported: %s\n", "gemm", shape, dt_name(g),
-           kEpNames[g->epilogue], req, r->why);
-  } else {
-    const roofline rf = roof_of(r);
-    printf("%-6s %-30s %-5s %-14s %-8s %9.1f %9.1f %9.1f %7.2f %8.1f %6.1f%% %7.0f %5.1f%% "
-           "%6.1f %-5s %6.1f%% %8.2g  %s\n",
-           "gemm", shape, dt_name(g), kEpNames[g->epilogue], req, r->dev, r->graph, r->lat,
-           r->host, r->tflops, g_peak_tflops > 0 ? 100.0 * r->tflops / g_peak_tflops : 0.0,
-           r->gbs, 100.0 * r->gbs / (kHbmBytesPerUs * 1e-3), rf.ai, rf.bound, 100.0 * rf.of_roof,
-           r->err, r->backend);
+    snprintf(backend, nb, "not supported");
+    return;
   }
-  fflush(stdout);
-  json_row(g, r);
+  const char *epi = strstr(r->backend, "+gko-epilogue");
+  int w = epi ? snprintf(backend, nb, "%.*s+epi%s", (int)(epi - r->backend), r->backend,
+                         epi + strlen("+gko-epilogue"))
+              : snprintf(backend, nb, "%s", r->backend);
+  if (w > 0 && (size_t)w < nb)
+    snprintf(backend + w, nb - (size_t)w, "%s%s%s%s%s", g->pad ? " pad-" : "",
+             g->pad ? kPadNames[g->pad] : "", g->autotune ? " tune" : "",
+             g->static_ops ? " static" : "", g->interleave ? " +gelu" : "");
+}
+
+static void gemm_table(void) {
+  bench_table("gemm", 40, 25, "TFLOP/s", "the roofline", 0,
+              "gemm: TFLOP/s, of_roof and vs_ref from CUDA-graph replay (graph_us in --json); "
+              "of_roof: attained / the roofline ceiling\n"
+              "gemm:   at the shape's AI (FLOPs per byte of A, B and D once): the measured matrix "
+              "rate, or 4.2 TB/s below the ridge\n"
+              "gemm: vs_ref: the same GEMM on cuBLASLt / this row; backend: +pad padded, +epi "
+              "gko's epilogue pass, then what was asked");
+}
+
+/* ref: the row this one is compared with (cuBLASLt on the same GEMM), or NULL */
+static void print_row(const gemm_case *g, const gemm_result *r, const gemm_result *ref) {
+  char shape[128], backend[96], req[40], detail[256];
+  table_names(g, r, shape, sizeof shape, backend, sizeof backend);
+  request_name(g, req, sizeof req);
+  const roofline rf = roof_of(r);
+  snprintf(detail, sizeof detail,
+           "graph_us %.1f, host_us %.2f, %.0f GB/s (%.1f%% of %.1f TB/s), AI %.1f, bound %s, "
+           "of_peak %.1f%%, request %s",
+           r->graph, r->host, r->gbs, 100.0 * r->gbs / (kHbmBytesPerUs * 1e-3),
+           kHbmBytesPerUs * 1e-6, rf.ai, rf.bound,
+           g_peak_tflops > 0 ? 100.0 * r->tflops / g_peak_tflops : 0.0, req);
+  const bench_row_t row = {"gemm", shape, dt_name(g), backend, r->dev, r->lat, r->tflops,
+                           r->ok && g_peak_tflops > 0 && r->gbs > 0 ? rf.of_roof : -1.0,
+                           vs_ref_of(r, ref), "cuBLASLt (graph time)", r->err, !r->ok, 0,
+                           r->ok ? detail : NULL, r->ok ? r->why : NULL};
+  if (!r->ok)
+    fprintf(stderr, "gko-bench: gemm %s %s (%s): not supported: %s\n", shape, dt_name(g), req,
+            r->why);
+  bench_row(&row);
+  json_row(g, r, ref);
 }
 
 /* Runs one case into *r; returns 1 if a call failed or the error is above
@@ -255,9 +280,9 @@ static int bench_one(gko_handle_t h, cudaStream_t s, const gemm_case *g, gemm_re
     bench_from_float(g->ab, hb, i, (float)bench_uniform(-1, 1));
     bench_from_float(g->cd, hbias, i, (float)bench_uniform(-1, 1));
   }
-  fill_repeat(c.a, ha, na, esab);
-  fill_repeat(c.b, hb, nb, esab);
-  fill_repeat(c.bias, hbias, (size_t)g->n * g->batch, escd);
+  bench_fill_repeat(c.a, ha, na, esab);
+  bench_fill_repeat(c.b, hb, nb, esab);
+  bench_fill_repeat(c.bias, hbias, (size_t)g->n * g->batch, escd);
   c.brot[0] = c.b;
   c.nrot = 1;
   if (g->rotate) {
@@ -293,7 +318,7 @@ static int bench_one(gko_handle_t h, cudaStream_t s, const gemm_case *g, gemm_re
                (double)bench_to_float(g->ab, hb, ib % kBlk);
       }
       if (has_bias) sum += bench_to_float(g->cd, hbias, (size_t)j % kBlk);
-      double ref = ref_act(act, sum), got = bench_to_float(g->cd, hd, (size_t)j);
+      double ref = bench_act_ref(act, sum), got = bench_to_float(g->cd, hd, (size_t)j);
       double e = fabs(got - ref);
       if (!(e <= max_err)) max_err = e;
       if (fabs(ref) > max_ref) max_ref = fabs(ref);
@@ -327,13 +352,13 @@ static int bench_one(gko_handle_t h, cudaStream_t s, const gemm_case *g, gemm_re
   return 0;
 }
 
-/* Runs and prints one case; `must` makes an unsupported plan a failure. */
-static int run_row(gko_handle_t h, cudaStream_t s, const gemm_case *g, int must, int verbose,
-                   gemm_result *out) {
+/* Runs and prints one case; `must` makes an unsupported plan a failure;
+ * ref: the row it is compared with (vs_ref), or NULL. */
+static int run_row(gko_handle_t h, cudaStream_t s, const gemm_case *g, int must,
+                   const gemm_result *ref, gemm_result *out) {
   gemm_result r;
   int bad = bench_one(h, s, g, &r);
-  print_row(g, &r);
-  if (verbose && r.ok) printf("#   plan: %s\n", r.why);
+  print_row(g, &r, ref);
   if (out) *out = r;
   return bad + (must && !r.ok);
 }
@@ -349,12 +374,6 @@ static void measure_peak(gko_handle_t h, cudaStream_t s) {
          g_peak_tflops);
 }
 
-static int parse_ep(const char *s) {
-  for (int i = 0; i < 8; i++)
-    if (!strcmp(s, kEpNames[i])) return i;
-  return -1;
-}
-
 static int parse_of(const char *s, const char *const *names, int n) {
   for (int i = 0; i < n; i++)
     if (!strcmp(s, names[i])) return i;
@@ -362,6 +381,18 @@ static int parse_of(const char *s, const char *const *names, int n) {
 }
 
 /* ---- suites ---------------------------------------------------------------------- */
+
+/* linear_ffn1: a row's graph time over the plain GEMM's under the row with
+ * --verbose; in the summary, for the fused epilogues, the plain GEMM's time
+ * over theirs (what the epilogue costs, as a speed ratio). */
+static void epilogue_cost(const gemm_case *g, const gemm_result *r, double base) {
+  if (g_verbose) printf("#   %.2fx the plain cuBLASLt GEMM\n", r->graph / base);
+  if (g->epilogue == GKO_EPILOGUE_NONE || !(base > 0)) return;
+  char shape[128], backend[96], label[240];
+  table_names(g, r, shape, sizeof shape, backend, sizeof backend);
+  snprintf(label, sizeof label, "%s %s %s", shape, dt_name(g), backend);
+  bench_stat("gemm fused epilogue vs the plain GEMM (graph time)", 0, base / r->graph, label);
+}
 
 static const struct {
   gko_dtype_t dt;
@@ -387,7 +418,7 @@ static int suite_shapes(gko_handle_t h, cudaStream_t s) {
               shapes[i].name);
       gemm_case g = mk(shapes[i].name, shapes[i].m, shapes[i].n, shapes[i].k, kTypes[t].dt,
                        kTypes[t].tf32);
-      fails += run_row(h, s, &g, 1, 0, NULL);
+      fails += run_row(h, s, &g, 1, NULL, NULL);
     }
   return fails;
 }
@@ -396,13 +427,13 @@ static int suite_shapes(gko_handle_t h, cudaStream_t s) {
  * auto (sm_80+: only the operand with the odd leading dimension, k kept). */
 static int suite_k1027(gko_handle_t h, cudaStream_t s) {
   int fails = 0;
-  printf("# k1027: padding variants (auto: misaligned operand only, k kept, on sm_80+; "
-         "always: A and B with k rounded up; never: cuBLASLt on the odd shape)\n");
+  printf("# k1027: padding variants (auto: misaligned operand only, k kept, on sm_80+;\n"
+         "#   always: A and B with k rounded up; never: cuBLASLt on the odd shape)\n");
   for (int t = 0; t < 3; t++)
     for (int pad = 0; pad < 3; pad++) {
       gemm_case g = mk("k1027", 4096, 4096, 1027, kTypes[t].dt, kTypes[t].tf32);
       g.pad = pad;
-      fails += run_row(h, s, &g, 1, pad == 0, NULL);
+      fails += run_row(h, s, &g, 1, NULL, NULL);
     }
   return fails;
 }
@@ -414,17 +445,18 @@ static int suite_ffn1(gko_handle_t h, cudaStream_t s) {
   const int eps[4] = {GKO_EPILOGUE_NONE, GKO_EPILOGUE_BIAS, GKO_EPILOGUE_BIAS_GELU_TANH,
                       GKO_EPILOGUE_BIAS_GELU_ERF};
   int fails = 0;
-  printf("# linear_ffn1 4096x3072x768 (x W^T): AUTO per epilogue, then WMMA forced\n");
+  printf("# linear_ffn1 4096x3072x768 (x W^T): AUTO per epilogue, then WMMA forced "
+         "(vs_ref: against AUTO's row where that ran cuBLASLt)\n");
   for (int t = 0; t < 2; t++) {
     double base = 0;
+    gemm_result autos[4];
     for (int e = 0; e < 4; e++) {
       gemm_case g = mk("linear_ffn1", 4096, 3072, 768, kTypes[t].dt, 0);
       g.epilogue = eps[e];
       g.tb = 1;
-      gemm_result r;
-      fails += run_row(h, s, &g, 1, e == 3, &r);
-      if (e == 0) base = r.graph;
-      else if (r.ok) printf("#   %.2fx the plain cuBLASLt GEMM\n", r.graph / base);
+      fails += run_row(h, s, &g, 1, NULL, &autos[e]);
+      if (e == 0) base = autos[e].graph;
+      else if (autos[e].ok) epilogue_cost(&g, &autos[e], base);
     }
     const int weps[2] = {GKO_EPILOGUE_NONE, GKO_EPILOGUE_BIAS_GELU_ERF};
     for (int e = 0; e < 2; e++) {
@@ -432,9 +464,10 @@ static int suite_ffn1(gko_handle_t h, cudaStream_t s) {
       g.epilogue = weps[e];
       g.tb = 1;
       g.backend = GKO_GEMM_BACKEND_WMMA;
+      const gemm_result *a = &autos[e ? 3 : 0];
       gemm_result r;
-      fails += run_row(h, s, &g, 1, 0, &r);
-      if (r.ok && base > 0) printf("#   %.2fx the plain cuBLASLt GEMM\n", r.graph / base);
+      fails += run_row(h, s, &g, 1, !strncmp(a->backend, "cuBLASLt", 8) ? a : NULL, &r);
+      if (r.ok && base > 0) epilogue_cost(&g, &r, base);
     }
   }
   return fails;
@@ -448,21 +481,21 @@ static int suite_square(gko_handle_t h, cudaStream_t s) {
     gemm_result rl, rw;
     gemm_case g = mk("square4k", 4096, 4096, 4096, kTypes[t].dt, 0);
     g.backend = GKO_GEMM_BACKEND_CUBLASLT;
-    fails += run_row(h, s, &g, 1, 0, &rl);
+    fails += run_row(h, s, &g, 1, NULL, &rl);
     g.backend = GKO_GEMM_BACKEND_WMMA;
-    fails += run_row(h, s, &g, 1, 1, &rw);
-    if (rl.ok && rw.ok)
+    fails += run_row(h, s, &g, 1, &rl, &rw);
+    if (g_verbose && rl.ok && rw.ok)
       printf("#   WMMA %.0f TFLOP/s = %.1f %% of cuBLASLt's %.0f\n", rw.tflops,
              100.0 * rw.tflops / rl.tflops, rl.tflops);
     /* the transposed-weight form (x W^T) and an odd shape the kernel's
      * predicated edges handle */
     g.tb = 1;
-    fails += run_row(h, s, &g, 1, 0, NULL);
+    fails += run_row(h, s, &g, 1, NULL, NULL);
     gemm_case o = mk("odd1000", 1000, 1000, 1000, kTypes[t].dt, 0);
     o.backend = GKO_GEMM_BACKEND_WMMA;
-    fails += run_row(h, s, &o, 1, 0, NULL);
+    fails += run_row(h, s, &o, 1, NULL, NULL);
     o.backend = GKO_GEMM_BACKEND_CUBLASLT;
-    fails += run_row(h, s, &o, 1, 0, NULL);
+    fails += run_row(h, s, &o, 1, NULL, NULL);
   }
   return fails;
 }
@@ -476,7 +509,8 @@ static int suite_decode(gko_handle_t h, cudaStream_t s) {
   const int64_t shapes[4][3] = {{1, 4096, 4096}, {16, 4096, 4096}, {1, 11008, 4096},
                                 {16, 11008, 4096}};
   int fails = 0;
-  printf("# decode: m x n x k, weights rotated beyond L2; of_bw = bytes / graph time / 4.2 TB/s\n");
+  printf("# decode: m x n x k, weights rotated beyond L2; of_roof = the memory floor (bytes at "
+         "4.2 TB/s) / graph time\n");
   typedef struct {
     char line[400];
   } summary;
@@ -497,7 +531,7 @@ static int suite_decode(gko_handle_t h, cudaStream_t s) {
           g.backend = be ? GKO_GEMM_BACKEND_WMMA : GKO_GEMM_BACKEND_CUBLASLT;
           g.autotune = be == 2;
           g.static_ops = be == 3 ? GKO_GEMM_STATIC_AB : GKO_GEMM_STATIC_NONE;
-          fails += run_row(h, s, &g, 1, be >= 1, &r[be]);
+          fails += run_row(h, s, &g, 1, be ? &r[0] : NULL, &r[be]);
         }
         double floor_us = r[0].bytes / kHbmBytesPerUs;
         snprintf(sum[ns++].line, sizeof sum[0].line,
@@ -513,8 +547,10 @@ static int suite_decode(gko_handle_t h, cudaStream_t s) {
                  r[2].ok ? 100.0 * floor_us / r[2].graph : 0.0, r[3].ok ? r[3].graph : 0.0,
                  r[3].ok ? 100.0 * floor_us / r[3].graph : 0.0);
       }
-  printf("# decode summary (graph time; %% = memory floor / time; ratio = cuBLASLt / WMMA)\n");
-  for (int i = 0; i < ns; i++) printf("#   %s\n", sum[i].line);
+  if (g_verbose) {
+    printf("# decode summary (graph time; %% = memory floor / time; ratio = cuBLASLt / WMMA)\n");
+    for (int i = 0; i < ns; i++) printf("#   %s\n", sum[i].line);
+  }
   return fails;
 }
 
@@ -542,7 +578,7 @@ static int suite_decode_sweep(gko_handle_t h, cudaStream_t s, int tb) {
         g.ref_rows = 2;
         g.backend = be ? GKO_GEMM_BACKEND_WMMA : GKO_GEMM_BACKEND_CUBLASLT;
         g.static_ops = be == 2 ? GKO_GEMM_STATIC_AB : GKO_GEMM_STATIC_NONE;
-        fails += run_row(h, s, &g, 1, 0, &r[be]);
+        fails += run_row(h, s, &g, 1, be ? &r[0] : NULL, &r[be]);
       }
       const double floor_us = r[0].bytes / kHbmBytesPerUs;
       snprintf(sum[nsum++], sizeof sum[0],
@@ -574,7 +610,7 @@ static int suite_autotune(gko_handle_t h, cudaStream_t s) {
   cases[3].rotate = 1;
   for (int i = 0; i < 4; i++) {
     cases[i].autotune = 1;
-    fails += run_row(h, s, &cases[i], 1, 1, NULL);
+    fails += run_row(h, s, &cases[i], 1, NULL, NULL);
   }
   return fails;
 }
@@ -582,6 +618,7 @@ static int suite_autotune(gko_handle_t h, cudaStream_t s) {
 static int run_suite(gko_handle_t h, cudaStream_t s, const char *which) {
   const int all = !strcmp(which, "all");
   int fails = 0, any = 0;
+  gemm_table();
   measure_peak(h, s);
   if (all || !strcmp(which, "shapes")) fails += suite_shapes(h, s), any = 1;
   if (all || !strcmp(which, "k1027")) fails += suite_k1027(h, s), any = 1;
@@ -618,14 +655,10 @@ int bench_gemm_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv) {
     else if (!strcmp(a, "--out") && !strcmp(v, "f32")) {
       out32 = 1;
       i++;
-    } else if (!strcmp(a, "--dtype") && !strcmp(v, "tf32")) {
-      g.ab = GKO_DTYPE_F32;
-      g.tf32 = 1;
+    } else if (!strcmp(a, "--dtype") && bench_parse_dtype_tf32(v, &g.ab, &g.tf32)) {
       i++;
-    } else if (!strcmp(a, "--dtype") && bench_parse_dtype(v, &g.ab)) {
-      i++;
-    } else if (!strcmp(a, "--epilogue") && parse_ep(v) >= 0) {
-      g.epilogue = parse_ep(v);
+    } else if (!strcmp(a, "--epilogue") && bench_parse_epilogue(v) >= 0) {
+      g.epilogue = bench_parse_epilogue(v);
       i++;
     } else if (!strcmp(a, "--pad") && parse_of(v, kPadNames, 3) >= 0) {
       g.pad = parse_of(v, kPadNames, 3);
@@ -642,8 +675,9 @@ int bench_gemm_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv) {
     }
   }
   g.cd = out32 ? GKO_DTYPE_F32 : g.ab;
+  gemm_table();
   measure_peak(h, s);
-  return run_row(h, s, &g, 1, 1, NULL);
+  return run_row(h, s, &g, 1, NULL, NULL);
 }
 
 int bench_gemm_suite(gko_handle_t h, cudaStream_t s) { return run_suite(h, s, "all"); }

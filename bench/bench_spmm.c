@@ -9,10 +9,11 @@
  *   other flags: --kernel auto|row-split|merge, --index int32|int64,
  *                --no-cusparse
  *
- * Rows of the table: "spmm" is gko, "cusparse" the reference; bytes are the
- * memory floor (CSR arrays + B + C once).  After each pair a comment line
- * gives GFLOP/s (2 nnz n), the kernel gko chose and the device-time and
- * latency ratios (cuSPARSE time / gko time: > 1 means gko is faster).
+ * Two rows per case: gko's (backend "gko" and the kernel it chose) and
+ * cuSPARSE's (op "cusparse" in the JSON); bytes are the memory floor (CSR
+ * arrays + B + C once); gko's row carries vs_ref = cuSPARSE's device time /
+ * gko's (> 1: gko is faster).  --verbose adds GFLOP/s (2 nnz n), the
+ * latency ratio and gko's plan description under gko's row.
  * max_err: the largest |C - ref| over a sample of rows (always including
  * the longest) divided by the largest |ref|, against a float64 host
  * reference. */
@@ -22,7 +23,7 @@
 #include <cusparse.h>
 
 #include "bench.h"
-#include "mtx.h"
+#include "../util/mtx.h"
 
 typedef struct {
   char name[64];
@@ -219,11 +220,15 @@ static double check(const bmat *a, int64_t n, gko_dtype_t dt, const void *hb, co
   return max_ref > 0 ? max_err / max_ref : max_err;
 }
 
-/* Device-time speedups over cuSPARSE of the cases run so far (suites
- * print their geometric mean and minimum). */
-static double g_sp_logsum = 0.0, g_sp_min = 0.0;
-static int g_sp_count = 0;
-static char g_sp_worst[128] = "";
+/* The table: one row for gko, one for cuSPARSE (op "cusparse" in the JSON),
+ * gko's carrying vs_ref = cuSPARSE's device time / gko's. */
+static void spmm_table(void) {
+  bench_table("spmm", 24, 17, "GB/s", "the copy bandwidth", 1,
+              "spmm: C = A B, A CSR; GB/s = the memory floor (CSR arrays + B + C once) / dev_us; "
+              "of_roof = GB/s / the copy bandwidth\n"
+              "spmm: vs_ref = cuSPARSE's dev_us / gko's (cusparseSpMM on the same inputs, timed "
+              "the same way)");
+}
 
 static int bench_case(gko_handle_t h, cudaStream_t s, bmat *a, int64_t n, gko_dtype_t dt,
                       gko_index_t it, gko_spmm_kernel_t kernel, int with_csp) {
@@ -279,14 +284,20 @@ static int bench_case(gko_handle_t h, cudaStream_t s, bmat *a, int64_t n, gko_dt
   snprintf(shape, sizeof shape, "%s n=%lld", a->name, (long long)n);
   const char *kname = chosen == GKO_SPMM_KERNEL_MERGE ? "merge"
                       : chosen == GKO_SPMM_KERNEL_ROW_SPLIT ? "rsplit" : "other";
-  report("spmm", shape, bench_dtype_name(dt), kname, dev, lat, floor_bytes, err);
   const double tol = dt == GKO_DTYPE_F32 ? 1e-5 : dt == GKO_DTYPE_F16 ? 2e-3 : 1.6e-2;
   int fails = !(err <= tol);
   if (fails)
     fprintf(stderr, "gko-bench: spmm %s %s error %.3g above tolerance %.3g\n", shape,
             bench_dtype_name(dt), err, tol);
+  /* the rows print once the reference is measured (gko's carries the ratio):
+   * gko's host time and power kept for its row */
+  const double host_us = g_last_host_us;
+  const bench_power_t power = g_last_power;
+  char plan[1024] = "";
+  GK(gko_spmm_plan_describe(g.plan, plan, sizeof plan, NULL));
 
-  double cdev = 0, clat = 0;
+  double cdev = 0, clat = 0, cerr = 0, chost = 0;
+  bench_power_t cpower = power;
   const char *alg_name = "-";
   if (with_csp) {
     csp_ctx c;
@@ -316,8 +327,9 @@ static int bench_case(gko_handle_t h, cudaStream_t s, bmat *a, int64_t n, gko_dt
     time_case(run_csp, &c, s, &cdev, &clat);
     CK(cudaMemcpy(hout, dC, cbytes, cudaMemcpyDeviceToHost));
     g_gen = 0xc0c;
-    const double cerr = check(a, n, dt, hb, hout);
-    report("cusparse", shape, bench_dtype_name(dt), alg_name, cdev, clat, floor_bytes, cerr);
+    cerr = check(a, n, dt, hb, hout);
+    chost = g_last_host_us;
+    cpower = g_last_power;
     cudaFree(c.buf);
     cusparseDestroySpMat(c.A);
     cusparseDestroyDnMat(c.B);
@@ -325,24 +337,31 @@ static int bench_case(gko_handle_t h, cudaStream_t s, bmat *a, int64_t n, gko_dt
     cusparseDestroy(c.h);
   }
   const double flops = 2.0 * (double)a->nnz * (double)n;
-  printf("# %s %s: nnz %lld, longest row %lld; gko %s %.0f GFLOP/s", shape,
-         bench_dtype_name(dt), (long long)a->nnz, (long long)a->max_len, kname,
-         flops / (dev * 1e3));
+  const char *dtn = bench_dtype_name(dt);
+  char detail[384], backend[32];
+  int w = snprintf(detail, sizeof detail, "nnz %lld, longest row %lld; gko %s %.0f GFLOP/s",
+                   (long long)a->nnz, (long long)a->max_len, kname, flops / (dev * 1e3));
+  if (with_csp && w > 0 && (size_t)w < sizeof detail)
+    w += snprintf(detail + w, sizeof detail - (size_t)w,
+                  ", cuSPARSE (%s) %.0f GFLOP/s; speedup device %.2fx, latency %.2fx", alg_name,
+                  flops / (cdev * 1e3), cdev / dev, clat / lat);
+  if (w > 0 && (size_t)w < sizeof detail)
+    snprintf(detail + w, sizeof detail - (size_t)w, "; host_us %.2f", host_us);
+  snprintf(backend, sizeof backend, "gko %s", kname);
+  g_last_host_us = host_us;
+  g_last_power = power;
+  const report_extra gx = {NULL, NULL, backend, with_csp ? cdev / dev : 0, "cuSPARSE", 0,
+                           detail, plan};
+  report_ex("spmm", shape, dtn, kname, dev, lat, floor_bytes, err, &gx);
   if (with_csp) {
-    printf(", cuSPARSE (%s) %.0f GFLOP/s; speedup device %.2fx, latency %.2fx", alg_name,
-           flops / (cdev * 1e3), cdev / dev, clat / lat);
-    const double sp = cdev / dev;
-    if (sp > 0) {
-      g_sp_logsum += log(sp);
-      if (g_sp_count == 0 || sp < g_sp_min) {
-        g_sp_min = sp;
-        snprintf(g_sp_worst, sizeof g_sp_worst, "%s %s", shape, bench_dtype_name(dt));
-      }
-      g_sp_count++;
-    }
+    char cdetail[64];
+    snprintf(backend, sizeof backend, "cuSPARSE %s", alg_name);
+    snprintf(cdetail, sizeof cdetail, "host_us %.2f", chost);
+    g_last_host_us = chost;
+    g_last_power = cpower;
+    const report_extra cx = {"spmm", NULL, backend, 0, NULL, 1, cdetail, NULL};
+    report_ex("cusparse", shape, dtn, alg_name, cdev, clat, floor_bytes, cerr, &cx);
   }
-  printf("\n");
-  fflush(stdout);
 
   gko_spmm_plan_destroy(g.plan);
   gko_csr_destroy(csr);
@@ -373,13 +392,6 @@ static void finish_stats(bmat *a) {
     if (a->rp[r + 1] - a->rp[r] > a->max_len) a->max_len = a->rp[r + 1] - a->rp[r];
 }
 
-static void print_speedups(void) {
-  if (g_sp_count > 0)
-    printf("# spmm: device-time speedup over cuSPARSE, %d cases: geometric mean %.2fx, "
-           "minimum %.2fx (%s)\n",
-           g_sp_count, exp(g_sp_logsum / g_sp_count), g_sp_min, g_sp_worst);
-}
-
 /* The full matrix of docs/spmm.md: the real graphs and generated ones
  * (uniform 2^18 rows x 16, R-MAT 2^18 x 16 and 2^20 x 16, a = 0.57,
  * b = c = 0.19) at n = 32, 64, 128, 256 in f32 and f16. */
@@ -388,6 +400,7 @@ static int spmm_full_suite(gko_handle_t h, cudaStream_t s) {
                          "bcsstk13.mtx", "n1024-l1.mtx"};
   const gko_dtype_t dts[2] = {GKO_DTYPE_F32, GKO_DTYPE_F16};
   int fails = 0;
+  spmm_table();
   for (int f = 0; f < 9; f++) {
     bmat a;
     memset(&a, 0, sizeof a);
@@ -409,7 +422,6 @@ static int spmm_full_suite(gko_handle_t h, cudaStream_t s) {
     bmat_free(&a);
   }
   fprintf(stderr, "\r%40s\r", "");
-  print_speedups();
   return fails;
 }
 
@@ -460,6 +472,7 @@ int bench_spmm_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv) {
     gen_uniform(&a, uniform, degree);
   }
   finish_stats(&a);
+  spmm_table();
   int fails = bench_case(h, s, &a, n, dt, it, kernel, with_csp);
   bmat_free(&a);
   return fails;
@@ -469,6 +482,7 @@ int bench_spmm_suite(gko_handle_t h, cudaStream_t s) {
   const char *files[] = {"cora.mtx", "pubmed.mtx", "p2p-Gnutella31.mtx", "ca-CondMat.mtx",
                          "bcsstk13.mtx", "n1024-l1.mtx"};
   int fails = 0;
+  spmm_table();
   for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
     bmat a;
     memset(&a, 0, sizeof a);
@@ -492,6 +506,5 @@ int bench_spmm_suite(gko_handle_t h, cudaStream_t s) {
   fails += bench_case(h, s, &a, 128, GKO_DTYPE_F32, GKO_INDEX_INT32, GKO_SPMM_KERNEL_AUTO, 1);
   bmat_free(&a);
   fprintf(stderr, "\r%40s\r", "");
-  print_speedups();
   return fails;
 }

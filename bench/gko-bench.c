@@ -4,7 +4,13 @@
  *   gko-bench                       the default suite
  *   gko-bench --info                diagnostics + measured copy bandwidth
  *   gko-bench gelu [--n N] [--dtype f32|f16|bf16] [--approx erf|tanh] [--backward]
- *   common flags (before the subcommand): --repeat R, --json FILE, --power
+ *   common flags (before the subcommand): --repeat R, --json FILE, --power, --verbose
+ *
+ * The table: one line per case (op, shape, dtype, backend, device and
+ * latency µs, rate, fraction of the row's ceiling, ratio to the reference,
+ * max error), a summary of the headline ratios at the end; --verbose adds
+ * each row's details and plan description on indented lines; --json FILE
+ * writes every field of every row, plan descriptions included.
  *
  * Device time: back-to-back calls between two CUDA events, median over R
  * repetitions, after warm-up.  Call latency: one call plus stream
@@ -21,8 +27,8 @@ typedef struct {
   const char *name;
   int (*cmd)(gko_handle_t, cudaStream_t, int, char **);
   int (*suite)(gko_handle_t, cudaStream_t);
-  int own_table; /* prints its rows itself, not through report(): --power then
-                    prints a "# power" line after each timed region */
+  int power_lines; /* times two regions per row: --power prints a "# power" line
+                      after each timed region, not power columns in the row */
 } module;
 
 static const module kModules[] = {
@@ -36,8 +42,11 @@ enum { kNumModules = sizeof kModules / sizeof kModules[0] };
 static void usage(void) {
   fprintf(stderr,
           "usage: gko-bench [--info] [--repeat R] [--json FILE] [--suite a,b] [--power] "
-          "[SUBCOMMAND [FLAGS]]\n"
+          "[--verbose] [SUBCOMMAND [FLAGS]]\n"
           "  (no subcommand: the default suite of every module, or of those --suite names)\n"
+          "  --json FILE: every field of every row (plan descriptions included) as a JSON array\n"
+          "  --verbose: each row's details (host time, graph time, ...) and plan description\n"
+          "    on indented lines under it\n"
           "  --power: sample NVML (libnvidia-ml.so.1) every ~5 ms during each timed loop; adds\n"
           "    power_W, sm_MHz, mem_MiB and J/call (power x device time per call) to the rows\n"
           "    (gemm and conv: a '# power' line per timed region) and to --json\n"
@@ -66,6 +75,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else if (!strcmp(argv[i], "--suite") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(argv[i], "--power")) power = 1;
+    else if (!strcmp(argv[i], "--verbose")) g_verbose = 1;
     else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       usage();
       return 0;
@@ -123,22 +133,27 @@ int main(int argc, char **argv) {
   {
     double fdev = 0, flat = 0;
     measure_launch_floor(s, &fdev, &flat);
-    printf("# launch + synchronize floor (one 4-byte cudaMemsetAsync): latency %.1f us, device "
-           "%.1f us; %.1f us is about the least latency_us - device_us a call has here\n",
+    printf("# launch + sync floor (one 4-byte cudaMemsetAsync): latency %.1f us, device %.1f us; "
+           "%.1f us: about the least\n#   lat_us - dev_us a call has here\n",
            flat, fdev, flat - fdev);
   }
+  printf("# dev_us: device time per call (back-to-back calls between events, median); lat_us: one "
+         "call + stream sync, median\n"
+         "# of_roof: attained / the row's ceiling (each table says which); vs_ref: the reference's "
+         "time / this row's (> 1: faster)\n");
   int fails = 0;
   if (mod) {
-    g_power_lines = mod->own_table;
+    g_power_lines = mod->power_lines;
     fails = mod->cmd(h, s, argc - i, argv + i);
   } else {
     for (int m = 0; m < kNumModules; m++) {
       if (only && !strstr(only, kModules[m].name)) continue;
       fprintf(stderr, "[%d/%d] %s\n", m + 1, (int)kNumModules, kModules[m].name);
-      g_power_lines = kModules[m].own_table;
+      g_power_lines = kModules[m].power_lines;
       fails += kModules[m].suite(h, s);
     }
   }
+  bench_summary();
   if (g_json) {
     fprintf(g_json, "\n]\n");
     fclose(g_json);

@@ -30,7 +30,7 @@
 
 #include "example.h"
 
-#include "../bench/mtx.h"
+#include "../util/mtx.h"
 
 enum { F_IN = 64, F_OUT = 32 };
 

@@ -38,7 +38,7 @@
 
 #include "example.h"
 
-#include "../bench/mtx.h"
+#include "../util/mtx.h"
 
 enum { GEMM_M = 64, GEMM_K = 256, GEMM_N = 128, SPMM_N = 16, GELU_MAX = 131072 };
 enum { QUEUE_CAP = 32, MAX_WORKERS = 64 };

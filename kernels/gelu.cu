@@ -7,7 +7,7 @@
  * by scalar threads.  When the pointers disagree on their alignment modulo
  * 16 bytes a scalar kernel runs instead.  Math in f32 (gelu.cuh).
  *
- * Launch shape, measured (bench/gelu_variants.cu, H200, 2^28 elements): a
+ * Launch shape, measured (bench/probes/gelu_variants.cu, H200, 2^28 elements): a
  * persistent grid of the occupancy API's "fills the GPU" size looping over
  * the array reached 89-94 % of cudaMemcpy's bandwidth whatever the loads in
  * flight per thread (1 to 8 vectors); one block per 2 x 256 vectors with no

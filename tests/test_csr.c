@@ -3,7 +3,7 @@
  * the right check and row, the sorted / duplicate flags, workspace
  * handling, the real matrices in data/, refusal under graph capture. */
 #include "common.h"
-#include "../bench/mtx.h"
+#include "../util/mtx.h"
 
 /* ---- host-side matrices (t_hcsr, common.h: structure only, no values) ---- */
 

@@ -15,7 +15,7 @@
 
 #include "common.h"
 #include "spmm.h" /* the SpMM plan model (host-only tests below) */
-#include "../bench/mtx.h"
+#include "../util/mtx.h"
 
 /* ---- host matrices (t_hcsr, common.h: values rounded to the dtype in use) ---- */
 

@@ -2,9 +2,8 @@
 // the CUDA calls under them (not part of the library; docs/performance.md,
 // "Host cost per call").
 //
-//   nvcc -O2 -std=c++17 -arch=sm_90 -Iinclude bench/host_cost.cu -o host_cost -Llib -lgko
-//        -Xlinker -rpath -Xlinker "$PWD/lib"     (one command)
-//   ./host_cost
+//   make probes        (links lib/libgko.so; GKO_ARCHS=90 for sm_90 only)
+//   build/bin/probes/host_cost
 //
 // "back to back": 50 calls between two synchronizations, host clock, per
 // call (few enough that the launch queue never fills, so the figure is the

@@ -2,8 +2,8 @@
 // the library): how the loop structure, loads in flight per thread and
 // occupancy move a memory-bound elementwise kernel against the copy ceiling.
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 -Iinclude bench/gelu_variants.cu -o gelu_variants
-//   ./gelu_variants [log2 n]
+//   make probes        (GKO_ARCHS=90 for sm_90 only)
+//   build/bin/probes/gelu_variants [log2 n]
 //
 // Variants (forward erf, f16 and f32, 16-byte vectors):
 //   gs<U>      grid-stride loop, U vectors in flight per thread, occupancy grid
@@ -18,7 +18,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "../kernels/gelu.cuh"
+#include "../../kernels/gelu.cuh"
 
 #define CK(x)                                                                   \
   do {                                                                          \
@@ -47,8 +47,9 @@ __device__ __forceinline__ uint4 op(uint4 v, bool math) {
   return v;
 }
 
+/* the grid-stride loop of gs and gslb: U vectors in flight per thread */
 template <typename T, int U, bool MATH>
-__global__ void gs(const uint4 *x, uint4 *y, long long nvec) {
+__device__ __forceinline__ void gs_loop(const uint4 *x, uint4 *y, long long nvec) {
   long long stride = (long long)gridDim.x * blockDim.x;
   long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   for (; i + (U - 1) * stride < nvec; i += U * stride) {
@@ -61,18 +62,14 @@ __global__ void gs(const uint4 *x, uint4 *y, long long nvec) {
   for (; i < nvec; i += stride) __stcs(y + i, op<T>(__ldcs(x + i), MATH));
 }
 
+template <typename T, int U, bool MATH>
+__global__ void gs(const uint4 *x, uint4 *y, long long nvec) {
+  gs_loop<T, U, MATH>(x, y, nvec);
+}
+
 template <typename T, int U>
 __global__ void __launch_bounds__(256, 8) gslb(const uint4 *x, uint4 *y, long long nvec) {
-  long long stride = (long long)gridDim.x * blockDim.x;
-  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  for (; i + (U - 1) * stride < nvec; i += U * stride) {
-    uint4 v[U];
-#pragma unroll
-    for (int u = 0; u < U; u++) v[u] = __ldcs(x + i + u * stride);
-#pragma unroll
-    for (int u = 0; u < U; u++) __stcs(y + i + u * stride, op<T>(v[u], true));
-  }
-  for (; i < nvec; i += stride) __stcs(y + i, op<T>(__ldcs(x + i), true));
+  gs_loop<T, U, true>(x, y, nvec);
 }
 
 template <typename T, int U>

@@ -2,8 +2,8 @@
 // weights can reach on this GPU (not part of the library; docs/gemm.md,
 // "Decode: the ceiling and a balanced design that lost").
 //
-//   nvcc -O2 -std=c++17 -arch=sm_90 bench/decode_probes.cu -o decode_probes
-//   ./decode_probes
+//   make probes        (GKO_ARCHS=90 for sm_90 only)
+//   build/bin/probes/decode_probes
 //
 // 1. Read stream: every block reads one contiguous chunk of W with 16-byte
 //    loads (8 in flight per thread), for W of 4096 x 4096 and 11008 x 4096
