@@ -102,11 +102,12 @@ TEST_SRC  := $(wildcard tests/test_*.c)
 TEST_BIN  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 TEST_CFLAGS := -std=gnu11 -O2 -g $(WARN) -Iinclude -Isrc -Itests -I$(CUDA_INC)
 # Host and GPU suites link the shared library (the real ABI); the internal
-# suite links the static archive to reach hidden functions.
+# suites link the static archive to reach hidden functions.
 TEST_LIBS := -Llib -lgko -Wl,-rpath,'$$ORIGIN/../../lib' -L$(CUDA_LIB) -lcudart -lcriterion -lm -lpthread
 TEST_LIBS_STATIC := $(STLIB) -L$(CUDA_LIB) -lcublasLt -lcudart_static -lstdc++ -lcriterion -lm -lrt -lpthread -ldl
+TEST_STATIC := $(BUILD)/tests/test_internal $(BUILD)/tests/test_gemm_registry
 
-$(BUILD)/tests/test_internal: tests/test_internal.c tests/common.h $(STLIB) | $(BUILD)/tests deps
+$(TEST_STATIC): $(BUILD)/tests/%: tests/%.c tests/common.h $(STLIB) | $(BUILD)/tests deps
 	$(CC) $(TEST_CFLAGS) $< -o $@ $(TEST_LIBS_STATIC)
 $(BUILD)/tests/%: tests/%.c tests/common.h util/mtx.h $(SHLIB) lib/libgko.so | $(BUILD)/tests deps
 	$(CC) $(TEST_CFLAGS) $< -o $@ $(TEST_LIBS)

@@ -1,10 +1,22 @@
-/* gemm.h -- the GEMM area (src/gemm_*.c): the resolved problem, one
- * execute call's arguments, the backend interface, the plan, and the
- * per-handle state. */
+/* gemm.h -- the GEMM area: the resolved problem, one execute call's
+ * arguments, the backend interface and the table of backends, the plan,
+ * and what the area's files call across each other:
+ *
+ *   gemm_desc.c       the descriptor, attribute checks, shape resolution
+ *   gemm_plan.c       plans and their queries, AUTO's order, autotune, the
+ *                     dispatcher over the table
+ *   gemm_execute.c    execute (pointer checks and their memo), gko_gemm
+ *   gemm_registry.c   the table of backends
+ *   gemm_state.c      the per-handle state (gemm_state.h)
+ *   gemm_cublaslt*.c  the cuBLASLt backend; gemm_wmma.c gko's WMMA kernel
+ *   gemm_tiles.c      cuBLASLt's tile names */
 #ifndef GK_GEMM_H
 #define GK_GEMM_H
 
+#include <stdint.h>
+
 #include "core.h"
+#include "gemm_state.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,27 +67,44 @@ typedef struct gk_gemm_args {
 
 enum { GK_GEMM_WHY_BYTES = 1536 };
 
-/* A backend: cuBLASLt (src/gemm_cublaslt.c) and gko's WMMA kernel
- * (src/gemm_wmma.c).  plan() fills plan->state, plan->ws_bytes and
- * plan->why, or returns NOT_SUPPORTED (detail set) when it cannot serve the
- * problem; AUTO then tries the next backend.  plan->variant selects one of
- * the backend's candidate configurations for the autotuner (0 = the
- * backend's own choice; a variant beyond the last is NOT_SUPPORTED).
- * execute() gets arguments that are already checked (non-trivial sizes,
- * k > 0, alpha != 0, workspace big enough) and must only enqueue. */
+/* A backend: one row of the table gk_gemm_backends (gemm_registry.c).
+ * plan() fills plan->state, plan->ws_bytes and plan->why, or returns
+ * NOT_SUPPORTED (detail set) when it cannot serve the problem; AUTO then
+ * tries the next backend.  plan->variant selects one of the backend's
+ * candidate configurations for the autotuner (0 = the backend's own
+ * choice; a variant beyond the last is NOT_SUPPORTED).  execute() gets
+ * arguments that are already checked (non-trivial sizes, k > 0,
+ * alpha != 0, workspace big enough) and must only enqueue. */
 typedef struct gk_gemm_backend {
-  int id; /* gko_gemm_backend_t */
-  const char *name;
+  int id;           /* its gko_gemm_backend_t */
+  const char *name; /* "cuBLASLt": the plan description's prefix, AUTO's reasons */
+  const char *tag;  /* "lt": autotune's account of the candidates */
+  int max_variant;  /* autotune plans variants 0..max_variant */
+  /* nonzero: plan() serves problems without a product (m, n, batch or k
+   * 0) itself; else the dispatcher's no-product plan stands in */
+  int plans_empty;
+  /* Whether the backend can serve p's types on h's GPU: nonzero if so, else
+   * 0 with the reason in why[cap] (why may be NULL).  The one place this is
+   * decided: AUTO leaves the backend out, a plan for it is NOT_SUPPORTED
+   * with the reason.  NULL: every problem. */
+  int (*supports)(gko_handle_t h, const gk_gemm_problem *p, char *why, size_t cap);
+  /* AUTO: nonzero where this backend is measured to beat the rows before it
+   * on p (it is then tried first; docs/gemm.md "AUTO's rules"); called only
+   * where supports() accepts p; NULL: never.  auto_first_why is appended
+   * to the plan's account when that rule put it first. */
+  int (*auto_first)(gko_handle_t h, const gk_gemm_problem *p);
+  const char *auto_first_why;
   gko_status_t (*plan)(gko_gemm_plan_t plan);
   gko_status_t (*execute)(gko_gemm_plan_t plan, const gk_gemm_args *args);
   void (*destroy)(gko_gemm_plan_t plan);
-  /* AUTO: nonzero where this backend is measured to beat the other on p
-   * (it is then tried first; docs/gemm.md "AUTO's rules"); NULL: never */
-  int (*auto_first)(gko_handle_t h, const gk_gemm_problem *p);
 } gk_gemm_backend;
 
-extern const gk_gemm_backend gk_gemm_cublaslt_backend;
-extern const gk_gemm_backend gk_gemm_wmma_backend;
+/* The table of backends (gemm_registry.c), in AUTO's order. */
+enum { GK_GEMM_MAX_BACKENDS = 8 };
+extern const gk_gemm_backend *const gk_gemm_backends[];
+extern const int gk_gemm_nbackends;
+/* The row whose id is `id`; NULL when none is. */
+const gk_gemm_backend *gk_gemm_backend_of(int64_t id);
 
 struct gko_gemm_plan_s {
   gko_handle_t handle;
@@ -85,29 +114,53 @@ struct gko_gemm_plan_s {
   size_t ws_bytes;
   int variant;                 /* candidate configuration (autotune) */
   char why[GK_GEMM_WHY_BYTES];
-  /* execute's memo (src/gemm.c): the last pointer set and stream whose
-   * device checks passed; taken with a try-lock, never waited on */
+  /* execute's memo (src/gemm_execute.c): the last pointer set and stream
+   * whose device checks passed; taken with a try-lock, never waited on */
   int memo_lock, memo_valid;
   const void *memo_ptr[6];
   void *memo_stream;
 };
 
-/* Per-handle GEMM state (src/gemm.c): algorithm cache, mutex. */
-struct gk_gemm_state;
-gko_status_t gk_gemm_handle_init(gko_handle_t h);
-void gk_gemm_handle_fini(gko_handle_t h);
-/* The process-wide cuBLASLt handle of h's device (cublasLtHandle_t). */
-void *gk_gemm_lt_handle(gko_handle_t h);
-/* Algorithm cache: key and value are opaque byte strings of fixed size
- * (the cuBLASLt backend's).  lookup copies the value out and returns 1 on a
- * hit; insert keeps the first value stored for a key.  Thread-safe. */
-int gk_gemm_cache_lookup(gko_handle_t h, const void *key, size_t key_bytes,
-                         void *value, size_t value_bytes);
-gko_status_t gk_gemm_cache_insert(gko_handle_t h, const void *key,
-                                  size_t key_bytes, const void *value,
-                                  size_t value_bytes);
-/* Readable tile name of a cuBLASLt tile id ("128x256"), src/gemm_tiles.c. */
+/* ---- across the area's files ---------------------------------------------- */
+
+/* gemm_desc.c: the descriptor's problem, defaults filled in and every
+ * combination checked that does not need the GPU. */
+gko_status_t gk_gemm_resolve(gko_gemm_desc_t desc, gk_gemm_problem *p);
+/* gemm_desc.c: the problem of gko_gemm's arguments (a descriptor with
+ * these attributes and ALIGNMENT = alignment), resolved. */
+gko_status_t gk_gemm_resolve_args(gko_dtype_t ab_dtype, gko_dtype_t cd_dtype, gko_op_t transa,
+                                  gko_op_t transb, int64_t m, int64_t n, int64_t k,
+                                  int64_t lda, int64_t ldb, int64_t ldc, int64_t ldd,
+                                  gko_epilogue_t epilogue, int64_t alignment,
+                                  gk_gemm_problem *p);
+/* gemm_desc.c: elements spanned by A, B and D of p (each at least 1). */
+void gk_gemm_spans(const gk_gemm_problem *p, int64_t *a, int64_t *b, int64_t *d);
+
+/* gemm_plan.c: AUTO's list of backends for p, in the order they are tried
+ * (at most gk_gemm_nbackends); *nfirst: how many lead the list by their
+ * auto_first rule.  No CUDA call. */
+int gk_gemm_auto_order(gko_handle_t h, const gk_gemm_problem *p,
+                       const gk_gemm_backend **list, int *nfirst);
+/* gemm_plan.c: the plan of a resolved problem on h's device. */
+gko_status_t gk_gemm_plan_build(gko_handle_t h, const gk_gemm_problem *p,
+                                gko_gemm_plan_t *out);
+void gk_gemm_plan_free(gko_gemm_plan_t plan);
+
+/* gemm_execute.c: gko_gemm_execute without clearing the detail. */
+gko_status_t gk_gemm_execute(gko_gemm_plan_t plan, float alpha, const void *a, const void *b,
+                             float beta, const void *c, void *d, const void *bias, void *ws,
+                             size_t ws_bytes, gko_stream_t stream);
+
+/* gemm_tiles.c: readable name of a cuBLASLt tile id ("128x256"); NULL for
+ * an id it does not know. */
 const char *gk_gemm_tile_name(int id);
+
+/* The alignment (bytes, at most 256) a pointer's value has; NULL: 256. */
+static inline int64_t gk_gemm_ptr_align(const void *p) {
+  uintptr_t v = (uintptr_t)p;
+  uintptr_t low = v & (~v + 1);
+  return (!v || low >= 256) ? 256 : (int64_t)low;
+}
 
 #ifdef __cplusplus
 }

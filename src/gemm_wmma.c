@@ -42,9 +42,18 @@ typedef struct wmma_state {
   size_t partials;
 } wmma_state;
 
-static const char *const kActName[4] = {"", " + ReLU", " + GELU-erf", " + GELU-tanh"};
+/* What wmma_plan decided beyond the kernel's configuration, for
+ * wmma_describe. */
+typedef struct wmma_choice {
+  int empty;     /* no product: nothing for the kernel to do */
+  int skinny;    /* the SKINNY kernel (and DECODE where it applies), else TILED */
+  int64_t rows;  /* SKINNY: rows of W, the streamed operand */
+  int w_is_b;    /* SKINNY: W is the user's B (else A) */
+  int wk;        /* W has k contiguous (x W^T) */
+  int one_split; /* the split-K partials exceeded GKO_GEMM_ATTR_MAX_WORKSPACE */
+} wmma_choice;
 
-#define why_addf(plan, ...) gk_strappendf((plan)->why, sizeof (plan)->why, __VA_ARGS__)
+static const char *const kActName[4] = {"", " + ReLU", " + GELU-erf", " + GELU-tanh"};
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -86,26 +95,129 @@ static void wmma_problem_of(const gk_gemm_problem *p, gk_wmma_problem *wp) {
   wp->stride_bias = p->stride_bias;
 }
 
+/* f16 inputs anywhere, bf16 on sm_80+ (its Tensor-Core instructions). */
+static int wmma_supports(gko_handle_t h, const gk_gemm_problem *p, char *why, size_t cap) {
+  if (p->ab_dtype == GKO_DTYPE_F32) {
+    if (why)
+      snprintf(why, cap,
+               "GKO_GEMM_BACKEND_WMMA: gko's WMMA kernel takes f16 or bf16 inputs, not f32 "
+               "(use GKO_GEMM_BACKEND_AUTO or CUBLASLT)");
+    return 0;
+  }
+  if (p->ab_dtype == GKO_DTYPE_BF16 && h->cc < 80) {
+    if (why)
+      snprintf(why, cap,
+               "GKO_GEMM_BACKEND_WMMA: bf16 Tensor-Core instructions need sm_80 or newer; "
+               "this GPU is sm_%d",
+               h->cc);
+    return 0;
+  }
+  return 1;
+}
+
+/* The plan's account into plan->why (st NULL when c->empty). */
+static void wmma_describe(gko_gemm_plan_t plan, const wmma_state *st, const wmma_choice *c) {
+  const gk_gemm_problem *p = &plan->p;
+  gko_handle_t h = plan->handle;
+  if (c->empty) {
+    GK_WHY(plan, "%s: nothing for the kernel to do (execute writes %s)",
+           p->k == 0 ? "k = 0" : "empty D",
+           p->k == 0 ? "act(beta * C + bias) by gko's epilogue pass" : "nothing");
+    return;
+  }
+  const gk_wmma_problem *wp = &st->wp;
+  const gk_wmma_config *cfg = &st->cfg;
+  if (c->one_split)
+    GK_WHY(plan, "(split-K partials exceed GKO_GEMM_ATTR_MAX_WORKSPACE: one split) ");
+  const char *tn = p->ab_dtype == GKO_DTYPE_BF16 ? "bf16" : "f16";
+  const int64_t rows = c->rows;
+  const int wk = c->wk;
+  if (!c->skinny) {
+    if (p->invariant > 0)
+      GK_WHY(plan, "invariant (GKO_GEMM_ATTR_INVARIANT: the tiled kernel whatever the "
+                   "shape, no split-K); ");
+    GK_WHY(plan,
+           "tiled kernel 128x128x32, 8 warps of 64x32 (%s, %s, f32 accumulate), "
+           "%s; %lld x %lld tiles x %lld batches, %d block(s) per SM; ",
+           cfg->async_ok ? "mma.sync m16n8k16 fed by ldmatrix" : "WMMA 16x16x16", tn,
+           cfg->async_ok ? "cp.async 4-stage pipeline (plain loads with register prefetch "
+                           "and WMMA 16x16x16 when A or B is not 16-byte vectorizable)"
+                         : "2 stages with register prefetch (plain loads)",
+           (long long)ceil_div(wp->m, 128), (long long)ceil_div(wp->n, 128),
+           (long long)wp->batch, cfg->blocks_per_sm);
+  } else {
+    const int64_t blocks = ceil_div(rows, cfg->bnw) * cfg->splits * wp->batch;
+    const char *wname = c->w_is_b ? "B" : "A"; /* W in the user's naming */
+    if (cfg->decode) {
+      const int64_t dblocks = ceil_div(ceil_div(rows, cfg->drows), cfg->dper) *
+                              cfg->dsplits * wp->batch;
+      GK_WHY(plan,
+             "decode kernel (min(m, n) = %lld <= 16, k contiguous in the small operand, %s "
+             "in the large one): the %lld x %lld operand %s streamed once from 16-byte "
+             "loads straight into mma.sync m16n8k16 %s (f32 accumulate) through a per-warp "
+             "cp.async ring%s, %d of its rows per %d warp(s) taking %d-wide k spans in "
+             "turn, summed in warp order; ",
+             (long long)(wp->m < wp->n ? wp->m : wp->n), wk ? "k" : "its rows",
+             (long long)rows, (long long)wp->k, wname, tn,
+             wk ? "" : " (read transposed by ldmatrix)", cfg->drows, cfg->dkw,
+             cfg->drows == 64 ? 32 : 128);
+      if (cfg->dvar == 2)
+        GK_WHY(plan, "min(m, n) > 8 kernel capped at 128 registers (two blocks per SM: "
+                     "tall W); ");
+      if (cfg->dsplits > 1)
+        GK_WHY(plan,
+               "split-K: k split %d ways (%lld each), f32 partials summed in split order by "
+               "a second kernel (deterministic); ",
+               cfg->dsplits, (long long)cfg->dkchunk);
+      GK_WHY(plan, "%lld blocks of %d %d-row tile(s) (%d warps busy), %d per SM resident, "
+             "%d SMs; ", (long long)dblocks, cfg->dper, cfg->drows, cfg->dper * cfg->dkw,
+             cfg->dblocks_per_sm, h->sm_count);
+      if (cfg->dpdl)
+        GK_WHY(plan, "programmatic dependent launch (GKO_GEMM_ATTR_STATIC_OPERANDS: %s "
+               "static): the first spans of %s are loaded before the kernel ahead "
+               "finishes; ", wname, wname);
+      GK_WHY(plan, "when W or X is not 16-byte vectorizable at execute: ");
+    }
+    GK_WHY(plan,
+           "skinny kernel (min(m, n) = %lld <= 16): the %lld x %lld operand %s streamed "
+           "once, %d of its rows x %d k per block and stage (WMMA 16x16x16 %s, f32 "
+           "accumulate), ",
+           (long long)(wp->m < wp->n ? wp->m : wp->n), (long long)rows, (long long)wp->k,
+           wname, cfg->bnw, cfg->bk, tn);
+    if (cfg->splits > 1)
+      GK_WHY(plan,
+             "split-K: k split %d ways (%lld each), f32 partials in the workspace summed in "
+             "split order by a second kernel (deterministic); ",
+             cfg->splits, (long long)cfg->kchunk);
+    else
+      GK_WHY(plan, "k not split (the epilogue runs in the kernel); ");
+    GK_WHY(plan, "%lld blocks, %d per SM resident, %d SMs; ", (long long)blocks,
+           cfg->blocks_per_sm, h->sm_count);
+    if (cfg->async_ok)
+      GK_WHY(plan, "cp.async %d-stage pipeline (plain loads when W or X is not 16-byte "
+             "vectorizable); ", cfg->stages);
+    else
+      GK_WHY(plan, "2 stages with register prefetch; ");
+  }
+  if (p->swap) GK_WHY(plan, "row-major as D^T = op(B)^T op(A)^T; ");
+  if (p->epilogue)
+    GK_WHY(plan, "epilogue fused: %s%s; ", (p->epilogue & 1) ? "bias" : "",
+           (p->epilogue & 1) ? kActName[p->epilogue >> 1]
+                             : kActName[p->epilogue >> 1] + 3);
+  GK_WHY(plan, "workspace %zu bytes", plan->ws_bytes);
+}
+
 static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
   const gk_gemm_problem *p = &plan->p;
   gko_handle_t h = plan->handle;
-  if (p->ab_dtype == GKO_DTYPE_F32)
-    return gk_fail(GKO_STATUS_NOT_SUPPORTED,
-                   "GKO_GEMM_BACKEND_WMMA: gko's WMMA kernel takes f16 or bf16 inputs, not f32 "
-                   "(use GKO_GEMM_BACKEND_AUTO or CUBLASLT)");
-  if (p->ab_dtype == GKO_DTYPE_BF16 && h->cc < 80)
-    return gk_fail(GKO_STATUS_NOT_SUPPORTED,
-                   "GKO_GEMM_BACKEND_WMMA: bf16 Tensor-Core instructions need sm_80 or newer; "
-                   "this GPU is sm_%d",
-                   h->cc);
+  wmma_choice c;
+  memset(&c, 0, sizeof c);
   if (p->m == 0 || p->n == 0 || p->batch == 0 || p->k == 0) {
     if (plan->variant > 0) return gk_fail(GKO_STATUS_NOT_SUPPORTED, "WMMA: no variant");
-    snprintf(plan->why, sizeof plan->why,
-             "%s: nothing for the kernel to do (execute writes %s)",
-             p->k == 0 ? "k = 0" : "empty D", p->k == 0 ? "act(beta * C + bias) by gko's "
-             "epilogue pass" : "nothing");
+    c.empty = 1;
     plan->state = NULL;
     plan->ws_bytes = 0;
+    wmma_describe(plan, NULL, &c);
     return GKO_STATUS_SUCCESS;
   }
   wmma_state *st = calloc(1, sizeof *st);
@@ -145,6 +257,10 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
   const int w_is_b = gk_wmma_small_n(wp) == p->swap;
   /* W (the streamed operand) has k contiguous: x W^T */
   const int wk = gk_wmma_w_k_contiguous(wp);
+  c.skinny = skinny;
+  c.rows = rows;
+  c.w_is_b = w_is_b;
+  c.wk = wk;
   if (skinny) {
     const int64_t sms = h->sm_count > 0 ? h->sm_count : 1;
     int bnw = 16, splits = 1;
@@ -196,7 +312,7 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
       cfg->dsplits = 1;
       cfg->dkchunk = wp->k;
       st->partials = 0;
-      why_addf(plan, "(split-K partials exceed GKO_GEMM_ATTR_MAX_WORKSPACE: one split) ");
+      c.one_split = 1;
     }
   }
   if (skinny && cfg->async_ok) {
@@ -223,82 +339,7 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
   }
   plan->state = st;
   plan->ws_bytes = st->partials ? st->partials + 255 : 0;
-
-  /* ---- why ---- */
-  const char *tn = p->ab_dtype == GKO_DTYPE_BF16 ? "bf16" : "f16";
-  if (!skinny) {
-    if (p->invariant > 0)
-      why_addf(plan, "invariant (GKO_GEMM_ATTR_INVARIANT: the tiled kernel whatever the "
-                     "shape, no split-K); ");
-    why_addf(plan,
-             "tiled kernel 128x128x32, 8 warps of 64x32 (%s, %s, f32 accumulate), "
-             "%s; %lld x %lld tiles x %lld batches, %d block(s) per SM; ",
-             cfg->async_ok ? "mma.sync m16n8k16 fed by ldmatrix" : "WMMA 16x16x16", tn,
-             cfg->async_ok ? "cp.async 4-stage pipeline (plain loads with register prefetch "
-                             "and WMMA 16x16x16 when A or B is not 16-byte vectorizable)"
-                           : "2 stages with register prefetch (plain loads)",
-             (long long)ceil_div(wp->m, 128), (long long)ceil_div(wp->n, 128),
-             (long long)wp->batch, cfg->blocks_per_sm);
-  } else {
-    const int64_t blocks = ceil_div(rows, cfg->bnw) * cfg->splits * wp->batch;
-    const char *wname = w_is_b ? "B" : "A"; /* W in the user's naming */
-    if (cfg->decode) {
-      const int64_t dblocks = ceil_div(ceil_div(rows, cfg->drows), cfg->dper) *
-                              cfg->dsplits * wp->batch;
-      why_addf(plan,
-               "decode kernel (min(m, n) = %lld <= 16, k contiguous in the small operand, %s "
-               "in the large one): the %lld x %lld operand %s streamed once from 16-byte "
-               "loads straight into mma.sync m16n8k16 %s (f32 accumulate) through a per-warp "
-               "cp.async ring%s, %d of its rows per %d warp(s) taking %d-wide k spans in "
-               "turn, summed in warp order; ",
-               (long long)(wp->m < wp->n ? wp->m : wp->n), wk ? "k" : "its rows",
-               (long long)rows, (long long)wp->k, wname, tn,
-               wk ? "" : " (read transposed by ldmatrix)", cfg->drows, cfg->dkw,
-               cfg->drows == 64 ? 32 : 128);
-      if (cfg->dvar == 2)
-        why_addf(plan, "min(m, n) > 8 kernel capped at 128 registers (two blocks per SM: "
-                       "tall W); ");
-      if (cfg->dsplits > 1)
-        why_addf(plan,
-                 "split-K: k split %d ways (%lld each), f32 partials summed in split order by "
-                 "a second kernel (deterministic); ",
-                 cfg->dsplits, (long long)cfg->dkchunk);
-      why_addf(plan, "%lld blocks of %d %d-row tile(s) (%d warps busy), %d per SM resident, "
-               "%d SMs; ", (long long)dblocks, cfg->dper, cfg->drows, cfg->dper * cfg->dkw,
-               cfg->dblocks_per_sm, h->sm_count);
-      if (cfg->dpdl)
-        why_addf(plan, "programmatic dependent launch (GKO_GEMM_ATTR_STATIC_OPERANDS: %s "
-                 "static): the first spans of %s are loaded before the kernel ahead "
-                 "finishes; ", wname, wname);
-      why_addf(plan, "when W or X is not 16-byte vectorizable at execute: ");
-    }
-    why_addf(plan,
-             "skinny kernel (min(m, n) = %lld <= 16): the %lld x %lld operand %s streamed "
-             "once, %d of its rows x %d k per block and stage (WMMA 16x16x16 %s, f32 "
-             "accumulate), ",
-             (long long)(wp->m < wp->n ? wp->m : wp->n), (long long)rows, (long long)wp->k,
-             wname, cfg->bnw, cfg->bk, tn);
-    if (cfg->splits > 1)
-      why_addf(plan,
-               "split-K: k split %d ways (%lld each), f32 partials in the workspace summed in "
-               "split order by a second kernel (deterministic); ",
-               cfg->splits, (long long)cfg->kchunk);
-    else
-      why_addf(plan, "k not split (the epilogue runs in the kernel); ");
-    why_addf(plan, "%lld blocks, %d per SM resident, %d SMs; ", (long long)blocks,
-             cfg->blocks_per_sm, h->sm_count);
-    if (cfg->async_ok)
-      why_addf(plan, "cp.async %d-stage pipeline (plain loads when W or X is not 16-byte "
-               "vectorizable); ", cfg->stages);
-    else
-      why_addf(plan, "2 stages with register prefetch; ");
-  }
-  if (p->swap) why_addf(plan, "row-major as D^T = op(B)^T op(A)^T; ");
-  if (p->epilogue)
-    why_addf(plan, "epilogue fused: %s%s; ", (p->epilogue & 1) ? "bias" : "",
-             (p->epilogue & 1) ? kActName[p->epilogue >> 1]
-                               : kActName[p->epilogue >> 1] + 3);
-  why_addf(plan, "workspace %zu bytes", plan->ws_bytes);
+  wmma_describe(plan, st, &c);
   return GKO_STATUS_SUCCESS;
 }
 
@@ -323,14 +364,16 @@ static void wmma_destroy(gko_gemm_plan_t plan) {
  * with W promised static (GKO_GEMM_ATTR_STATIC_OPERANDS) on sm_90+, where
  * consecutive calls overlap through programmatic dependent launch, at
  * min(m, n) <= 8 against W of at least 4096 rows and no more rows than
- * columns (k): on the H200 (f16, 2026-11-30; 4096 x 4096, 5120 x 5120,
- * 8192 x 8192, 4096 x 11008, 4096 x 14336) 1.02-1.32x cuBLASLt's speed in
- * chains of calls, 1.01-1.11x from plain launches, 1.06-1.10x with another
- * kernel between the calls.  Taller W (8192-14336 rows, k = 4096) gained in
- * chains (1.00-1.11x) but lost otherwise (0.93-0.98x): cuBLASLt keeps it. */
+ * columns (k), and W with k contiguous (x W^T): there it beat cuBLASLt;
+ * taller W did not (measured: docs/gemm.md).  The switch for GELU-erf
+ * epilogues stays off: the fused kernel loses to cuBLASLt plus gko's pass
+ * (measured: docs/gemm.md). */
+static const int kAutoWmmaGeluErf = 0; /* GELU-erf epilogues, 16-bit inputs */
+
 static int wmma_auto_first(gko_handle_t h, const gk_gemm_problem *p) {
-  if (h->cc < 90 || p->invariant > 0 || p->k < 4096) return 0;
-  if (p->ab_dtype != GKO_DTYPE_F16 && p->ab_dtype != GKO_DTYPE_BF16) return 0;
+  if (p->invariant > 0) return 0;
+  if (kAutoWmmaGeluErf && (p->epilogue >> 1) == 2) return 1;
+  if (h->cc < 90 || p->k < 4096) return 0;
   gk_wmma_problem wp;
   wmma_problem_of(p, &wp);
   const int small_n = gk_wmma_small_n(&wp);
@@ -343,5 +386,18 @@ static int wmma_auto_first(gko_handle_t h, const gk_gemm_problem *p) {
   return gk_wmma_decode_layout_ok(&wp);
 }
 
-const gk_gemm_backend gk_gemm_wmma_backend = {GKO_GEMM_BACKEND_WMMA, "WMMA", wmma_plan,
-                                              wmma_execute, wmma_destroy, wmma_auto_first};
+const gk_gemm_backend gk_gemm_wmma_backend = {
+    .id = GKO_GEMM_BACKEND_WMMA,
+    .name = "WMMA",
+    .tag = "wmma",
+    .max_variant = 12, /* SKINNY: bnw in {16, 32, 64} x splits in {1, 2, 4, 8}; TILED: one */
+    .plans_empty = 1,
+    .supports = wmma_supports,
+    .auto_first = wmma_auto_first,
+    .auto_first_why = "AUTO: WMMA before cuBLASLt (its rule: the decode kernel with the weights "
+                      "promised static, min(m, n) <= 8, 4096 <= weight rows <= k, sm_90+; "
+                      "measured faster on the H200, docs/gemm.md); ",
+    .plan = wmma_plan,
+    .execute = wmma_execute,
+    .destroy = wmma_destroy,
+};

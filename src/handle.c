@@ -7,7 +7,7 @@
 
 #include "core.h"
 #include "diag.h"
-#include "gemm.h"
+#include "gemm_state.h"
 
 GKO_API gko_status_t gko_create(gko_handle_t *handle) {
   gk_clear_error();
@@ -53,7 +53,7 @@ GKO_API gko_status_t gko_create(gko_handle_t *handle) {
     return s;
   }
   /* GEMM: the device's shared cuBLASLt handle and this handle's cache. */
-  s = gk_gemm_handle_init(h);
+  s = gk_gemm_state_create(h->device, &h->gemm);
   if (s != GKO_STATUS_SUCCESS) {
     free(h);
     return s;
@@ -64,7 +64,7 @@ GKO_API gko_status_t gko_create(gko_handle_t *handle) {
 
 GKO_API gko_status_t gko_destroy(gko_handle_t handle) {
   gk_clear_error();
-  if (handle) gk_gemm_handle_fini(handle);
+  if (handle) gk_gemm_state_destroy(handle->gemm);
   free(handle);
   return GKO_STATUS_SUCCESS;
 }

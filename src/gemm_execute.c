@@ -1,0 +1,181 @@
+/* gemm_execute.c -- executing a GEMM plan: the pointer and workspace
+ * checks (the device checks memoized per plan), the cases without a
+ * product (k == 0 or alpha == 0: one epilogue pass over D), the hand-off to
+ * the plan's backend, which only enqueues; and the one-shot gko_gemm
+ * (plan, workspace, execute, free). */
+#include <stdint.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "gemm.h"
+#include "../kernels/gemm_epilogue.h"
+
+static gko_status_t gk_check_ptr(const void *ptr, const char *name, size_t es, int needed,
+                                 const char *why) {
+  if (!needed) return GKO_STATUS_SUCCESS;
+  if (!ptr) return gk_fail(GKO_STATUS_INVALID_VALUE, "%s is NULL (%s)", name, why);
+  return gk_check_elem_align(ptr, name, es);
+}
+
+/* The memo: the last pointer set (and stream) whose checks passed.  A
+ * try-lock guards it; a thread that finds it taken just runs the checks.
+ * The same pointers again skip cudaPointerGetAttributes and the stream
+ * queries (each a driver call); the current device is always checked. */
+static int gk_memo_lock(gko_gemm_plan_t plan) {
+  return __atomic_exchange_n(&plan->memo_lock, 1, __ATOMIC_ACQUIRE) == 0;
+}
+static void gk_memo_unlock(gko_gemm_plan_t plan) {
+  __atomic_store_n(&plan->memo_lock, 0, __ATOMIC_RELEASE);
+}
+
+static gko_status_t gk_gemm_check_pointers(gko_gemm_plan_t plan, void *stream,
+                                           const void *const *ptrs, const char *const *names) {
+  int hit = 0;
+  if (gk_memo_lock(plan)) {
+    hit = plan->memo_valid && plan->memo_stream == stream &&
+          memcmp(plan->memo_ptr, ptrs, sizeof plan->memo_ptr) == 0;
+    gk_memo_unlock(plan);
+  }
+  if (hit) {
+    int cur = -1;
+    cudaError_t e = cudaGetDevice(&cur);
+    if (e != cudaSuccess) return gk_cuda_fail(e, "cudaGetDevice");
+    if (cur == plan->handle->device) return GKO_STATUS_SUCCESS;
+    /* another device is current: the full check says why */
+  }
+  gko_status_t s = gk_check_call(plan->handle, stream, 6, ptrs, names);
+  if (s == GKO_STATUS_SUCCESS && gk_memo_lock(plan)) {
+    memcpy(plan->memo_ptr, ptrs, sizeof plan->memo_ptr);
+    plan->memo_stream = stream;
+    plan->memo_valid = 1;
+    gk_memo_unlock(plan);
+  }
+  return s;
+}
+
+gko_status_t gk_gemm_execute(gko_gemm_plan_t plan, float alpha, const void *a, const void *b,
+                             float beta, const void *c, void *d, const void *bias, void *ws,
+                             size_t ws_bytes, gko_stream_t stream) {
+  if (!plan) return gk_fail(GKO_STATUS_INVALID_VALUE, "plan is NULL");
+  const gk_gemm_problem *p = &plan->p;
+  if (p->m == 0 || p->n == 0 || p->batch == 0) return GKO_STATUS_SUCCESS;
+  size_t esab = gko_dtype_size(p->ab_dtype), escd = gko_dtype_size(p->cd_dtype);
+  const int need_ab = p->k > 0 && alpha != 0.0f;
+  const int need_c = beta != 0.0f;
+  const int need_bias = p->epilogue & 1;
+  gko_status_t s;
+  if ((s = gk_check_ptr(d, "d", escd, 1, "D is always written")) ||
+      (s = gk_check_ptr(a, "a", esab, need_ab, "k > 0 and alpha != 0")) ||
+      (s = gk_check_ptr(b, "b", esab, need_ab, "k > 0 and alpha != 0")) ||
+      (s = gk_check_ptr(c, "c", escd, need_c, "beta != 0")) ||
+      (s = gk_check_ptr(bias, "bias", escd, need_bias, "the epilogue has a bias")))
+    return s;
+  if (need_c && c == d && (p->ldc != p->ldd || p->stride_c != p->stride_d))
+    return gk_fail(GKO_STATUS_INVALID_VALUE,
+                   "c == d (in place) needs equal layouts, but ldc = %lld, ldd = %lld, "
+                   "stride_c = %lld, stride_d = %lld",
+                   (long long)p->ldc, (long long)p->ldd, (long long)p->stride_c,
+                   (long long)p->stride_d);
+  if (!ws && ws_bytes > 0)
+    return gk_fail(GKO_STATUS_INVALID_VALUE, "workspace is NULL but workspace_bytes = %zu",
+                   ws_bytes);
+  if (ws_bytes < plan->ws_bytes)
+    return gk_fail(GKO_STATUS_INSUFFICIENT_WORKSPACE,
+                   "workspace_bytes = %zu but the plan needs %zu (gko_gemm_workspace_size)",
+                   ws_bytes, plan->ws_bytes);
+  /* device checks: one attribute query per distinct pointer the call
+   * touches (C only when beta != 0 and C is not D), skipped altogether when
+   * the plan's last successful call used the same pointers and stream */
+  const void *ptrs[6] = {d, need_ab ? a : NULL, need_ab ? b : NULL,
+                         need_c && c != d ? c : NULL, need_bias ? bias : NULL,
+                         ws_bytes ? ws : NULL};
+  const char *names[6] = {"d", "a", "b", "c", "bias", "workspace"};
+  for (int i = 1; i < 6; i++)
+    for (int j = 0; j < i && ptrs[i]; j++)
+      if (ptrs[j] == ptrs[i]) ptrs[i] = NULL; /* already checked under another name */
+  if ((s = gk_gemm_check_pointers(plan, stream, ptrs, names))) return s;
+
+  if (!need_ab) {
+    /* no product: D = act(beta * C + bias), C not read when beta == 0 */
+    return gk_gemm_epilogue_launch(p->cd_dtype, p->epilogue >> 1, p->ml, p->nl, p->batch, d,
+                                   p->ldd, p->stride_d, need_c ? c : NULL, p->ldc,
+                                   p->stride_c, beta, need_bias ? bias : NULL,
+                                   p->stride_bias, p->bias_on_rows, stream);
+  }
+  gk_gemm_args args;
+  args.alpha = alpha;
+  args.beta = beta;
+  args.a = a;
+  args.b = b;
+  args.c = need_c ? c : NULL;
+  args.d = d;
+  args.bias = need_bias ? bias : NULL;
+  args.a_l = p->swap ? b : a;
+  args.b_l = p->swap ? a : b;
+  args.ws = ws;
+  args.ws_bytes = ws_bytes;
+  args.stream = stream;
+  return plan->backend->execute(plan, &args);
+}
+
+GKO_API gko_status_t gko_gemm_execute(gko_gemm_plan_t plan, float alpha, const void *a,
+                                      const void *b, float beta, const void *c, void *d,
+                                      const void *bias, void *workspace,
+                                      size_t workspace_bytes, gko_stream_t stream) {
+  gk_clear_error();
+  return gk_gemm_execute(plan, alpha, a, b, beta, c, d, bias, workspace, workspace_bytes,
+                         stream);
+}
+
+/* ---- one-shot ---------------------------------------------------------------------- */
+
+GKO_API gko_status_t gko_gemm(gko_handle_t handle, gko_op_t transa, gko_op_t transb,
+                              int64_t m, int64_t n, int64_t k, float alpha,
+                              gko_dtype_t ab_dtype, const void *a, int64_t lda,
+                              const void *b, int64_t ldb, float beta, gko_dtype_t cd_dtype,
+                              const void *c, int64_t ldc, void *d, int64_t ldd,
+                              gko_epilogue_t epilogue, const void *bias,
+                              gko_stream_t stream) {
+  gk_clear_error();
+  if (!handle) return gk_fail(GKO_STATUS_INVALID_VALUE, "handle is NULL");
+  /* promise exactly what the pointers give (no fallback needed at execute) */
+  int64_t al = 256;
+  const int need_ab = k > 0 && alpha != 0.0f;
+  const void *ps[5] = {need_ab ? a : NULL, need_ab ? b : NULL, beta != 0.0f ? c : NULL, d,
+                       (epilogue & 1) ? bias : NULL};
+  for (int i = 0; i < 5; i++)
+    if (ps[i] && gk_gemm_ptr_align(ps[i]) < al) al = gk_gemm_ptr_align(ps[i]);
+  gk_gemm_problem p;
+  gko_status_t s = gk_gemm_resolve_args(ab_dtype, cd_dtype, transa, transb, m, n, k, lda, ldb,
+                                        ldc, ldd, epilogue, al, &p);
+  if (s) return s;
+  /* device and stream first: the workspace is allocated on that stream */
+  if ((s = gk_check_call(handle, stream, 0, NULL, NULL))) return s;
+  /* host work (planning may query cuBLASLt) must not invalidate a capture in
+   * progress: relaxed mode for this thread while it runs */
+  enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  gko_gemm_plan_t plan = NULL;
+  if (!gk_gemm_state_pools(handle->gemm)) p.max_workspace = 0; /* no stream-ordered allocator */
+  s = gk_gemm_plan_build(handle, &p, &plan);
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  if (s) return s;
+  void *ws = NULL;
+  size_t ws_bytes = plan->ws_bytes;
+  if (ws_bytes > 0 && m > 0 && n > 0) {
+    cudaError_t e = cudaMallocAsync(&ws, ws_bytes, (cudaStream_t)stream);
+    if (e != cudaSuccess) {
+      gk_gemm_plan_free(plan);
+      return gk_cuda_fail(e, "cudaMallocAsync (gko_gemm's workspace)");
+    }
+  } else {
+    ws_bytes = 0;
+  }
+  s = gk_gemm_execute(plan, alpha, a, b, beta, c, d, bias, ws, ws_bytes, stream);
+  /* stream-ordered: freed after the GEMM that uses it (also when execute
+   * failed, in which case nothing used it) */
+  if (ws) cudaFreeAsync(ws, (cudaStream_t)stream);
+  gk_gemm_plan_free(plan);
+  return s;
+}

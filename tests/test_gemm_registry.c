@@ -1,0 +1,161 @@
+/* test_gemm_registry.c -- the table of GEMM backends (src/gemm_registry.c),
+ * row by row: every row complete, its id unique and a public
+ * gko_gemm_backend_t, every public backend in the table, AUTO's order a
+ * permutation of the rows that support the problem, the BACKEND attribute
+ * accepting exactly AUTO and the rows; and cuBLASLt's tile names against
+ * cublasLt.h.  Host only, no CUDA call: linked against libgko.a to reach
+ * the hidden table. */
+#include <cublasLt.h>
+
+#include "common.h"
+#include "gemm.h"
+
+Test(gemm_registry, every_row_is_complete_and_its_own) {
+  cr_assert(gk_gemm_nbackends >= 1 && gk_gemm_nbackends <= GK_GEMM_MAX_BACKENDS,
+            "%d rows", gk_gemm_nbackends);
+  for (int i = 0; i < gk_gemm_nbackends; i++) {
+    const gk_gemm_backend *be = gk_gemm_backends[i];
+    cr_assert(be != NULL, "row %d", i);
+    cr_expect(be->name && be->name[0], "row %d has no name", i);
+    cr_expect(be->tag && be->tag[0], "row %d (%s) has no tag", i, be->name);
+    cr_expect(be->plan && be->execute && be->destroy, "row %d (%s) lacks plan/execute/destroy",
+              i, be->name);
+    cr_expect(be->max_variant >= 0, "row %d (%s)", i, be->name);
+    cr_expect(be->id != GKO_GEMM_BACKEND_AUTO, "row %d (%s) claims AUTO", i, be->name);
+    cr_expect(!be->auto_first_why || be->auto_first, "row %d (%s): a why without a rule", i,
+              be->name);
+    cr_expect_eq(gk_gemm_backend_of(be->id), be, "row %d (%s): its id finds another row", i,
+                 be->name);
+    for (int j = 0; j < i; j++) {
+      cr_expect_neq(gk_gemm_backends[j]->id, be->id, "rows %d and %d share an id", j, i);
+      cr_expect_str_neq(gk_gemm_backends[j]->name, be->name, "rows %d and %d", j, i);
+      cr_expect_str_neq(gk_gemm_backends[j]->tag, be->tag, "rows %d and %d", j, i);
+    }
+  }
+}
+
+Test(gemm_registry, every_public_backend_has_its_row) {
+  /* every gko_gemm_backend_t enumerator but AUTO */
+  const gko_gemm_backend_t pub[] = {GKO_GEMM_BACKEND_CUBLASLT, GKO_GEMM_BACKEND_WMMA};
+  const int npub = (int)(sizeof pub / sizeof pub[0]);
+  cr_expect_eq(gk_gemm_nbackends, npub, "%d rows for %d public backends", gk_gemm_nbackends,
+               npub);
+  for (int i = 0; i < npub; i++) {
+    const gk_gemm_backend *be = gk_gemm_backend_of(pub[i]);
+    cr_assert(be != NULL, "backend %d has no row", (int)pub[i]);
+    cr_expect_eq(be->id, (int)pub[i]);
+  }
+  cr_expect_null(gk_gemm_backend_of(GKO_GEMM_BACKEND_AUTO));
+}
+
+Test(gemm_registry, the_backend_attribute_takes_auto_and_the_rows) {
+  gko_gemm_desc_t d;
+  T_OK(gko_gemm_desc_create(&d, GKO_DTYPE_F16, GKO_DTYPE_F16, 8, 8, 8));
+  int64_t top = 0;
+  for (int i = 0; i < gk_gemm_nbackends; i++)
+    if (gk_gemm_backends[i]->id > top) top = gk_gemm_backends[i]->id;
+  for (int64_t v = -2; v <= top + 2; v++) {
+    const int valid = v == GKO_GEMM_BACKEND_AUTO || gk_gemm_backend_of(v) != NULL;
+    gko_status_t s = gko_gemm_desc_set(d, GKO_GEMM_ATTR_BACKEND, v);
+    cr_expect_eq(s, valid ? GKO_STATUS_SUCCESS : GKO_STATUS_INVALID_VALUE, "BACKEND = %lld: %s",
+                 (long long)v, gko_last_error_detail());
+  }
+  gko_gemm_desc_destroy(d);
+}
+
+/* AUTO's list for one problem on a GPU of compute capability cc: each row
+ * that supports the problem exactly once, the rows its auto_first rule puts
+ * ahead first, each part in the table's order.  Marks the rows listed, and
+ * those put ahead. */
+static void check_auto_order(int cc, const gk_gemm_problem *p, int *listed, int *ahead) {
+  struct gko_handle_s h;
+  memset(&h, 0, sizeof h);
+  h.cc = cc;
+  h.sm_count = 132;
+  const gk_gemm_backend *list[GK_GEMM_MAX_BACKENDS];
+  int nfirst = -1;
+  const int n = gk_gemm_auto_order(&h, p, list, &nfirst);
+  int nsup = 0, pos[GK_GEMM_MAX_BACKENDS];
+  for (int i = 0; i < gk_gemm_nbackends; i++) {
+    const gk_gemm_backend *be = gk_gemm_backends[i];
+    const int sup = !be->supports || be->supports(&h, p, NULL, 0);
+    nsup += sup;
+    pos[i] = -1;
+    for (int j = 0; j < n; j++)
+      if (list[j] == be) {
+        cr_expect_eq(pos[i], -1, "sm_%d: %s listed twice", cc, be->name);
+        pos[i] = j;
+      }
+    cr_expect_eq(pos[i] >= 0, sup, "sm_%d: %s %s but %s", cc, be->name,
+                 sup ? "supports the problem" : "does not support it",
+                 pos[i] >= 0 ? "is listed" : "is not");
+    if (pos[i] < 0) continue;
+    listed[i] = 1;
+    const int first = p->invariant <= 0 && be->auto_first && be->auto_first(&h, p);
+    cr_expect_eq(pos[i] < nfirst, first, "sm_%d: %s at %d of %d (%d first)", cc, be->name,
+                 pos[i], n, nfirst);
+    ahead[i] |= first;
+  }
+  cr_expect_eq(n, nsup, "sm_%d: %d listed, %d support the problem", cc, n, nsup);
+  cr_expect(nfirst >= 0 && nfirst <= n);
+  for (int i = 0; i < gk_gemm_nbackends; i++)
+    for (int j = 0; j < i; j++)
+      if (pos[i] >= 0 && pos[j] >= 0 && (pos[i] < nfirst) == (pos[j] < nfirst))
+        cr_expect(pos[j] < pos[i], "sm_%d: %s before %s against the table's order", cc,
+                  gk_gemm_backends[i]->name, gk_gemm_backends[j]->name);
+}
+
+Test(gemm_registry, auto_order_is_a_permutation_of_the_rows_that_support_the_problem) {
+  const gko_dtype_t types[] = {GKO_DTYPE_F32, GKO_DTYPE_F16, GKO_DTYPE_BF16};
+  const int64_t shapes[][3] = {{64, 64, 64}, {1, 4096, 4096}, {4096, 1, 8192}, {8, 4096, 11008}};
+  const int ccs[] = {70, 75, 80, 86, 90};
+  int listed[GK_GEMM_MAX_BACKENDS] = {0}, ahead[GK_GEMM_MAX_BACKENDS] = {0};
+  int ncase = 0;
+  for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+      for (int variant = 0; variant < 8; variant++) {
+        gko_gemm_desc_t d;
+        T_OK(gko_gemm_desc_create(&d, types[t], types[t], shapes[s][0], shapes[s][1],
+                                  shapes[s][2]));
+        T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_TRANSB, variant & 1));
+        T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_STATIC_OPERANDS,
+                               (variant & 2) ? GKO_GEMM_STATIC_AB : GKO_GEMM_STATIC_NONE));
+        T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_EPILOGUE,
+                               (variant & 4) ? GKO_EPILOGUE_BIAS_GELU_ERF : GKO_EPILOGUE_NONE));
+        for (int inv = 0; inv < 2; inv++) {
+          T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_INVARIANT, inv ? 64 : 0));
+          gk_gemm_problem p;
+          if (gk_gemm_resolve(d, &p) != GKO_STATUS_SUCCESS) continue; /* INVARIANT with op T */
+          for (size_t c = 0; c < sizeof ccs / sizeof ccs[0]; c++, ncase++)
+            check_auto_order(ccs[c], &p, listed, ahead);
+        }
+        gko_gemm_desc_destroy(d);
+      }
+  cr_expect(ncase > 0);
+  for (int i = 0; i < gk_gemm_nbackends; i++) {
+    cr_expect(listed[i], "AUTO never lists %s", gk_gemm_backends[i]->name);
+    cr_expect(ahead[i] || !gk_gemm_backends[i]->auto_first, "%s's auto_first never holds here",
+              gk_gemm_backends[i]->name);
+  }
+}
+
+/* The names of tile ids taken from cublasLt.h: each end of each run of
+ * gemm_tiles.c's rule, and its ends. */
+#define TILE(r, c) {CUBLASLT_MATMUL_TILE_##r##x##c, #r "x" #c}
+
+Test(gemm_tiles, names_follow_cublasLt_h) {
+  const struct {
+    int id;
+    const char *name;
+  } tiles[] = {TILE(8, 8),    TILE(256, 32),  TILE(8, 128),    TILE(8, 768),   TILE(24, 768),
+               TILE(32, 192), TILE(384, 128), TILE(768, 64),   TILE(64, 16),   TILE(64, 760),
+               TILE(128, 8),  TILE(256, 256), TILE(768, 80),   TILE(256, 512), TILE(512, 1024)};
+  for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++) {
+    const char *n = gk_gemm_tile_name(tiles[i].id);
+    cr_expect(n && strcmp(n, tiles[i].name) == 0, "tile %d: %s, cublasLt.h: %s", tiles[i].id,
+              n ? n : "(none)", tiles[i].name);
+  }
+  cr_expect_str_eq(gk_gemm_tile_name(CUBLASLT_MATMUL_TILE_END - 1), "512x1024");
+  cr_expect_null(gk_gemm_tile_name(CUBLASLT_MATMUL_TILE_UNDEFINED));
+  cr_expect_null(gk_gemm_tile_name(CUBLASLT_MATMUL_TILE_END));
+}
