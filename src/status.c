@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cuda_runtime_api.h>
@@ -166,3 +167,59 @@ gko_status_t gk_getter(const void *obj, const char *obj_name, const void *out,
   return GKO_STATUS_SUCCESS;
 }
 
+gko_status_t gk_check_dtype(int dtype, const char *name, size_t *es) {
+  const size_t e = gko_dtype_size((gko_dtype_t)dtype);
+  if (e == 0) return gk_fail(GKO_STATUS_INVALID_VALUE, "%s = %d is not a gko_dtype_t", name, dtype);
+  if (es) *es = e;
+  return GKO_STATUS_SUCCESS;
+}
+
+gko_status_t gk_rule_check(const gk_rule *r, int64_t v) {
+  if (v < r->lo || v > r->hi || (r->pow2 && (v & (v - 1)) != 0))
+    return gk_fail(GKO_STATUS_INVALID_VALUE, "%s = %lld %s", r->name, (long long)v, r->bad);
+  return GKO_STATUS_SUCCESS;
+}
+
+gko_status_t gk_attr_in_range(int attr, int nattr, const char *type) {
+  if (attr < 0 || attr >= nattr)
+    return gk_fail(GKO_STATUS_INVALID_VALUE, "attr = %d is not a %s", attr, type);
+  return GKO_STATUS_SUCCESS;
+}
+
+gko_status_t gk_attr_store(int64_t *v, const gk_rule *rules, int nattr, const char *type,
+                           int attr, int64_t value) {
+  gko_status_t s = gk_attr_in_range(attr, nattr, type);
+  if (!s) s = gk_rule_check(&rules[attr], value);
+  if (!s) v[attr] = value;
+  return s;
+}
+
+gko_status_t gk_entry_check(gko_handle_t h, const void *obj, const char *obj_name,
+                            const void *out, const char *out_name) {
+  gk_clear_error();
+  if (!h) return gk_fail(GKO_STATUS_INVALID_VALUE, "handle is NULL");
+  return gk_getter(obj, obj_name, out, out_name);
+}
+
+gko_status_t gk_free_entry(void *p) {
+  gk_clear_error();
+  free(p);
+  return GKO_STATUS_SUCCESS;
+}
+
+gko_status_t gk_describe(const void *obj, const char *obj_name, const char *text, char *buf,
+                         size_t bytes, size_t *required) {
+  gk_clear_error();
+  if (!obj) return gk_fail(GKO_STATUS_INVALID_VALUE, "%s is NULL", obj_name);
+  return gk_text_out(text, buf, bytes, required);
+}
+
+gko_status_t gk_check_workspace(const void *ws, size_t bytes, size_t need, const char *sizer) {
+  if (!ws && bytes > 0)
+    return gk_fail(GKO_STATUS_INVALID_VALUE, "workspace is NULL but workspace_bytes = %zu",
+                   bytes);
+  if (bytes < need)
+    return gk_fail(GKO_STATUS_INSUFFICIENT_WORKSPACE,
+                   "workspace_bytes = %zu but the plan needs %zu (%s)", bytes, need, sizer);
+  return GKO_STATUS_SUCCESS;
+}
