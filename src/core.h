@@ -83,6 +83,48 @@ gko_status_t gk_getter(const void *obj, const char *obj_name, const void *out,
  * element size es; NULL passes (callers check NULL in their own words). */
 gko_status_t gk_check_elem_align(const void *p, const char *name, size_t es);
 
+/* Entry points taking a handle, an object and an output: clears the
+ * detail, then INVALID_VALUE ("handle is NULL", then as gk_getter). */
+gko_status_t gk_entry_check(gko_handle_t h, const void *obj, const char *obj_name,
+                            const void *out, const char *out_name);
+
+/* A plain heap object's destroy entry point: clears the detail, frees p. */
+gko_status_t gk_free_entry(void *p);
+
+/* A describe entry point: clears the detail, INVALID_VALUE ("<obj_name> is
+ * NULL") when obj is NULL, else gk_text_out(text, ...). */
+gko_status_t gk_describe(const void *obj, const char *obj_name, const char *text, char *buf,
+                         size_t bytes, size_t *required);
+
+/* An execute's workspace: INVALID_VALUE when it is NULL but bytes > 0,
+ * INSUFFICIENT_WORKSPACE when bytes < need (the detail names `sizer`, the
+ * query that tells the size). */
+gko_status_t gk_check_workspace(const void *ws, size_t bytes, size_t need, const char *sizer);
+
+/* INVALID_VALUE ("<name> = <dtype> is not a gko_dtype_t") unless dtype is
+ * one; else *es (if not NULL) = its size in bytes. */
+gko_status_t gk_check_dtype(int dtype, const char *name, size_t *es);
+
+/* The valid values of an attribute or argument: [lo, hi] (powers of two
+ * only where pow2); otherwise the detail is "<name> = <value> <bad>".
+ * def: a new descriptor's value (attributes). */
+typedef struct gk_rule {
+  const char *name;
+  int64_t lo, hi;
+  int pow2;
+  const char *bad;
+  int64_t def;
+} gk_rule;
+
+/* INVALID_VALUE (the rule's detail) when v breaks r. */
+gko_status_t gk_rule_check(const gk_rule *r, int64_t v);
+/* Attribute descriptors (conv, GEMM): INVALID_VALUE ("attr = <attr> is not
+ * a <type>") unless 0 <= attr < nattr. */
+gko_status_t gk_attr_in_range(int attr, int nattr, const char *type);
+/* v[attr] = value once attr is in range and value meets rules[attr]. */
+gko_status_t gk_attr_store(int64_t *v, const gk_rule *rules, int nattr, const char *type,
+                           int attr, int64_t value);
+
 static inline int64_t gk_round_up(int64_t v, int64_t g) { return (v + g - 1) / g * g; }
 static inline size_t gk_round256(size_t v) { return (v + 255) & ~(size_t)255; }
 /* The largest power of two dividing v (v > 0). */

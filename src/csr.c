@@ -15,11 +15,11 @@ static gko_status_t gk_csr_check_ptr(const void *p, const char *name, size_t esi
   if (!p)
     return gk_fail(GKO_STATUS_INVALID_VALUE, "%s is NULL but holds %lld elements", name,
                    (long long)count);
-  if ((uintptr_t)p % esize != 0)
-    return gk_fail(GKO_STATUS_INVALID_VALUE,
-                   "%s = %p is not aligned to its element size (%zu bytes)", name, p, esize);
-  return GKO_STATUS_SUCCESS;
+  return gk_check_elem_align(p, name, esize);
 }
+
+static const gk_rule kIndexType = {"index_type", GKO_INDEX_INT32, GKO_INDEX_INT64, 0,
+                                   "is not GKO_INDEX_INT32 (0) or GKO_INDEX_INT64 (1)", 0};
 
 GKO_API gko_status_t gko_csr_create(gko_csr_t *csr, int64_t m, int64_t k, int64_t nnz,
                                     const void *row_ptr, const void *col_ind,
@@ -31,14 +31,11 @@ GKO_API gko_status_t gko_csr_create(gko_csr_t *csr, int64_t m, int64_t k, int64_
   if (k < 0) return gk_fail(GKO_STATUS_INVALID_VALUE, "k = %lld is negative", (long long)k);
   if (nnz < 0)
     return gk_fail(GKO_STATUS_INVALID_VALUE, "nnz = %lld is negative", (long long)nnz);
-  if (index_type != GKO_INDEX_INT32 && index_type != GKO_INDEX_INT64)
-    return gk_fail(GKO_STATUS_INVALID_VALUE,
-                   "index_type = %d is not GKO_INDEX_INT32 (0) or GKO_INDEX_INT64 (1)",
-                   (int)index_type);
-  size_t es = gko_dtype_size(value_type);
-  if (es == 0)
-    return gk_fail(GKO_STATUS_INVALID_VALUE, "value_type = %d is not a gko_dtype_t",
-                   (int)value_type);
+  gko_status_t s;
+  size_t es;
+  if ((s = gk_rule_check(&kIndexType, (int)index_type)) ||
+      (s = gk_check_dtype((int)value_type, "value_type", &es)))
+    return s;
   if (nnz > 0 && (m == 0 || k == 0))
     return gk_fail(GKO_STATUS_INVALID_VALUE,
                    "nnz = %lld but the matrix is %lld x %lld: no entry can be valid",
@@ -52,7 +49,6 @@ GKO_API gko_status_t gko_csr_create(gko_csr_t *csr, int64_t m, int64_t k, int64_
   if ((uint64_t)m + 1 > (uint64_t)INT64_MAX / is || (uint64_t)nnz > (uint64_t)INT64_MAX / 8)
     return gk_fail(GKO_STATUS_INVALID_VALUE, "m = %lld or nnz = %lld overflow a byte count",
                    (long long)m, (long long)nnz);
-  gko_status_t s;
   if ((s = gk_csr_check_ptr(row_ptr, "row_ptr", is, m == 0 ? 0 : m + 1))) return s;
   if ((s = gk_csr_check_ptr(col_ind, "col_ind", is, nnz))) return s;
   if ((s = gk_csr_check_ptr(values, "values", es, nnz))) return s;
@@ -70,24 +66,17 @@ GKO_API gko_status_t gko_csr_create(gko_csr_t *csr, int64_t m, int64_t k, int64_
   return GKO_STATUS_SUCCESS;
 }
 
-GKO_API gko_status_t gko_csr_destroy(gko_csr_t csr) {
-  gk_clear_error();
-  free(csr);
-  return GKO_STATUS_SUCCESS;
-}
+GKO_API gko_status_t gko_csr_destroy(gko_csr_t csr) { return gk_free_entry(csr); }
 
 GKO_API gko_status_t gko_csr_validate_workspace_size(gko_handle_t handle, gko_csr_t csr,
                                                      size_t *bytes) {
-  gk_clear_error();
-  if (!handle) return gk_fail(GKO_STATUS_INVALID_VALUE, "handle is NULL");
-  if (!csr) return gk_fail(GKO_STATUS_INVALID_VALUE, "csr is NULL");
-  if (!bytes) return gk_fail(GKO_STATUS_INVALID_VALUE, "bytes is NULL");
+  gko_status_t s = gk_entry_check(handle, csr, "csr", bytes, "bytes");
+  if (s) return s;
   if (csr->m == 0) {
     *bytes = 0;
     return GKO_STATUS_SUCCESS;
   }
-  gko_status_t s = gk_check_call(handle, NULL, 0, NULL, NULL);
-  if (s) return s;
+  if ((s = gk_check_call(handle, NULL, 0, NULL, NULL))) return s;
   size_t b = 0;
   if ((s = gk_csr_validate_bytes(csr, &b))) return s;
   *bytes = b + 255;

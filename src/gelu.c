@@ -5,26 +5,22 @@
 
 static gko_status_t gk_gelu_check_array(const void *p, const char *name, size_t esize) {
   if (!p) return gk_fail(GKO_STATUS_INVALID_VALUE, "%s is NULL", name);
-  if ((uintptr_t)p % esize != 0)
-    return gk_fail(GKO_STATUS_INVALID_VALUE,
-                   "%s = %p is not aligned to its element size (%zu bytes)",
-                   name, p, esize);
-  return GKO_STATUS_SUCCESS;
+  return gk_check_elem_align(p, name, esize);
 }
+
+static const gk_rule kApprox = {"approx", GKO_GELU_ERF, GKO_GELU_TANH, 0,
+                                "is not GKO_GELU_ERF (0) or GKO_GELU_TANH (1)", 0};
 
 static gko_status_t gk_gelu(int dir, gko_handle_t h, gko_gelu_approx_t approx,
                             gko_dtype_t dtype, int64_t n, const void *dy,
                             const void *x, void *out, gko_stream_t stream) {
   const char *out_name = dir ? "dx" : "y";
   if (!h) return gk_fail(GKO_STATUS_INVALID_VALUE, "handle is NULL");
-  if (approx != GKO_GELU_ERF && approx != GKO_GELU_TANH)
-    return gk_fail(GKO_STATUS_INVALID_VALUE,
-                   "approx = %d is not GKO_GELU_ERF (0) or GKO_GELU_TANH (1)",
-                   (int)approx);
-  size_t es = gko_dtype_size(dtype);
-  if (es == 0)
-    return gk_fail(GKO_STATUS_INVALID_VALUE, "dtype = %d is not a gko_dtype_t",
-                   (int)dtype);
+  gko_status_t s;
+  size_t es;
+  if ((s = gk_rule_check(&kApprox, (int)approx)) ||
+      (s = gk_check_dtype((int)dtype, "dtype", &es)))
+    return s;
   if (n < 0)
     return gk_fail(GKO_STATUS_INVALID_VALUE, "n = %lld is negative", (long long)n);
   if ((uint64_t)n > (uint64_t)INT64_MAX / es)
@@ -32,7 +28,6 @@ static gko_status_t gk_gelu(int dir, gko_handle_t h, gko_gelu_approx_t approx,
                    "n = %lld elements overflow a byte count", (long long)n);
   if (n == 0) return GKO_STATUS_SUCCESS;
 
-  gko_status_t s;
   size_t bytes = (size_t)n * es;
   if ((s = gk_gelu_check_array(x, "x", es))) return s;
   if (dir && (s = gk_gelu_check_array(dy, "dy", es))) return s;

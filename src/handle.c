@@ -70,11 +70,9 @@ GKO_API gko_status_t gko_destroy(gko_handle_t handle) {
 }
 
 GKO_API gko_status_t gko_handle_device(gko_handle_t handle, int *device) {
-  gk_clear_error();
-  if (!handle) return gk_fail(GKO_STATUS_INVALID_VALUE, "handle is NULL");
-  if (!device) return gk_fail(GKO_STATUS_INVALID_VALUE, "device is NULL");
-  *device = handle->device;
-  return GKO_STATUS_SUCCESS;
+  gko_status_t s = gk_getter(handle, "handle", device, "device");
+  if (!s) *device = handle->device;
+  return s;
 }
 
 static gko_status_t gk_check_device_and_stream(gko_handle_t h, cudaStream_t st) {

@@ -2,9 +2,7 @@
  * kernel choice and launch shape, the merge-path partition, and execute
  * (checks + one launcher call).  Kernels in kernels/spmm.cu. */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include <cuda_runtime_api.h>
 
@@ -12,15 +10,9 @@
 
 /* MERGE: aim at this many warps of work per SM, with at least kMinPerUnit
  * path items (row ends + entries) per warp.  A warp walks its unit's rows
- * one after the other, each row two dependent global round trips (col_ind
- * and values, then B), so on small graphs the kernel time is the chain of
- * the longest unit, not bandwidth: the first H200 run measured 19.6 us on
- * cora (13264 items) with 32 items per unit = 415 warps for 132 SMs, about
- * 6.5 rows in a row per warp.  8 items per unit gives 4x the warps and a
- * quarter of the chain, for a larger workspace (2 * units * n * 4 bytes,
- * 1.7 MB for cora at n = 128) and more fix-up blocks (one per split row,
- * a few hundred bytes each).  Measured on the H200 since: cora n = 32
- * and 128 f32 in 13.2 and 12.9 us (ROW_SPLIT: 9.6 and 10.4 us). */
+ * one after the other, so on small graphs the kernel time is the chain of
+ * the longest unit, not bandwidth: short units buy more warps and shorter
+ * chains for a larger workspace (docs/spmm.md, MERGE). */
 static const int64_t kUnitsPerSm = 64;
 static const int64_t kMinPerUnit = 8;
 
@@ -30,6 +22,7 @@ struct gko_spmm_plan_s {
   int64_t n, ldb, ldc;
   int layout;
   int kernel;           /* gko_spmm_kernel_t chosen */
+  int forced;           /* ... by the caller (not AUTO) */
   int has_vec;          /* the 16-byte path is possible (leading dimensions) */
   gk_spmm_shape shape[2]; /* [0] scalar path, [1] vector path */
   int64_t sbr, sbc, scr, scc;
@@ -81,8 +74,8 @@ static gko_status_t gk_spmm_size_grid(struct gko_spmm_plan_s *p, gk_spmm_shape *
      * over rows -- no partial last wave, and the kernel's cross-row
      * prefetch has a next row to fetch.  Not for large skewed matrices
      * (seg_first): there the rows, handed out statically, and segment
-     * blocks queued behind resident row blocks made a tail (H200: R-MAT
-     * 2^18 x 16, n = 128 f32, 3.2x slower with 932-entry segments) */
+     * blocks queued behind resident row blocks made a tail (docs/spmm.md,
+     * design 4) */
     const int64_t resident = (int64_t)grid * (block / s->block);
     if (resident >= 1 && s->grid > resident) s->grid = resident;
   }
@@ -231,49 +224,43 @@ static gko_status_t gk_spmm_plan_merge(struct gko_spmm_plan_s *p, int sm_count, 
 
 static const char *const kKernelNames[] = {"AUTO", "ROW_SPLIT", "MERGE", "SCALE", "NONE"};
 
-static void gk_spmm_explain(struct gko_spmm_plan_s *p, int forced) {
-  char *w = p->why;
-  size_t cap = sizeof p->why;
-  int len = 0;
-#define GK_APPEND(...)                                                       \
-  do {                                                                       \
-    if ((size_t)len < cap) len += snprintf(w + len, cap - len, __VA_ARGS__); \
-  } while (0)
-  GK_APPEND("%s", kKernelNames[p->kernel]);
+/* The plan's description: the kernel, its launch shape, MERGE's units or
+ * ROW_SPLIT's segments, the row statistics and who chose the kernel. */
+static void gk_spmm_explain(struct gko_spmm_plan_s *p) {
+  GK_WHY(p, "%s", kKernelNames[p->kernel]);
   if (p->kernel == GKO_SPMM_KERNEL_NONE) {
-    GK_APPEND(": m = %lld, n = %lld: nothing to compute", (long long)p->a.m, (long long)p->n);
+    GK_WHY(p, ": m = %lld, n = %lld: nothing to compute", (long long)p->a.m, (long long)p->n);
     return;
   }
   if (p->kernel == GKO_SPMM_KERNEL_SCALE) {
-    GK_APPEND(": nnz = 0: C = beta * C (%d threads x %lld blocks)", p->shape[0].block,
-              (long long)p->shape[0].grid);
+    GK_WHY(p, ": nnz = 0: C = beta * C (%d threads x %lld blocks)", p->shape[0].block,
+           (long long)p->shape[0].grid);
     return;
   }
   const gk_spmm_shape *s = &p->shape[p->has_vec ? 1 : 0];
-  GK_APPEND(": %d lanes x %d %s across n (%lld tile%s), %d lanes across entries, %d row%s "
-            "per warp, %d threads x %lld blocks",
-            1 << s->lg_gc, s->nv, s->vec ? "16-byte vectors" : "elements", (long long)s->ntiles,
-            s->ntiles == 1 ? "" : "s", 1 << s->lg_gk,
-            p->kernel == GKO_SPMM_KERNEL_MERGE ? 1 : 1 << s->lg_r,
-            p->kernel == GKO_SPMM_KERNEL_MERGE || s->lg_r == 0 ? "" : "s", s->block,
-            (long long)s->grid);
-  if (p->has_vec) GK_APPEND(" (scalar path when B or C is not 16-byte aligned)");
+  GK_WHY(p, ": %d lanes x %d %s across n (%lld tile%s), %d lanes across entries, %d row%s "
+         "per warp, %d threads x %lld blocks",
+         1 << s->lg_gc, s->nv, s->vec ? "16-byte vectors" : "elements", (long long)s->ntiles,
+         s->ntiles == 1 ? "" : "s", 1 << s->lg_gk,
+         p->kernel == GKO_SPMM_KERNEL_MERGE ? 1 : 1 << s->lg_r,
+         p->kernel == GKO_SPMM_KERNEL_MERGE || s->lg_r == 0 ? "" : "s", s->block,
+         (long long)s->grid);
+  if (p->has_vec) GK_WHY(p, " (scalar path when B or C is not 16-byte aligned)");
   if (p->kernel == GKO_SPMM_KERNEL_MERGE)
-    GK_APPEND("; %lld warps of %lld row ends + entries, %lld rows split between warps",
-              (long long)p->units, (long long)p->per_unit, (long long)p->nruns);
+    GK_WHY(p, "; %lld warps of %lld row ends + entries, %lld rows split between warps",
+           (long long)p->units, (long long)p->per_unit, (long long)p->nruns);
   if (p->kernel == GKO_SPMM_KERNEL_ROW_SPLIT && p->nseg > 0)
-    GK_APPEND("; %lld rows longer than %lld entries cut into %lld segments (%lld blocks%s), "
-              "summed in order by a second kernel", (long long)p->nruns, (long long)p->long_len,
-              (long long)p->nseg, (long long)(s->grid - s->row_blocks),
-              p->seg_first ? ", started before the rows; grid not persistent" : "");
-  GK_APPEND("; rows: m %lld, nnz %lld, mean %.2f, max %lld, cv %.2f, empty %lld",
-            (long long)p->a.m, (long long)p->a.nnz, p->mean, (long long)p->max_len, p->cv,
-            (long long)p->empty_rows);
-  if (forced)
-    GK_APPEND("; forced by the caller");
+    GK_WHY(p, "; %lld rows longer than %lld entries cut into %lld segments (%lld blocks%s), "
+           "summed in order by a second kernel", (long long)p->nruns, (long long)p->long_len,
+           (long long)p->nseg, (long long)(s->grid - s->row_blocks),
+           p->seg_first ? ", started before the rows; grid not persistent" : "");
+  GK_WHY(p, "; rows: m %lld, nnz %lld, mean %.2f, max %lld, cv %.2f, empty %lld",
+         (long long)p->a.m, (long long)p->a.nnz, p->mean, (long long)p->max_len, p->cv,
+         (long long)p->empty_rows);
+  if (p->forced)
+    GK_WHY(p, "; forced by the caller");
   else
-    GK_APPEND("; AUTO: ROW_SPLIT (long rows in segments)");
-#undef GK_APPEND
+    GK_WHY(p, "; AUTO: ROW_SPLIT (long rows in segments)");
 }
 
 /* Extent in elements of a rows x cols matrix with leading dimension ld. */
@@ -293,24 +280,71 @@ static int gk_extent(int layout, int64_t rows, int64_t cols, int64_t ld, size_t 
 }
 
 
+static const gk_rule kLayout = {
+    "layout", GKO_LAYOUT_ROW_MAJOR, GKO_LAYOUT_COL_MAJOR, 0,
+    "is not GKO_LAYOUT_ROW_MAJOR (0) or GKO_LAYOUT_COL_MAJOR (1)", 0};
+static const gk_rule kKernel = {
+    "kernel", GKO_SPMM_KERNEL_AUTO, GKO_SPMM_KERNEL_MERGE, 0,
+    "is not GKO_SPMM_KERNEL_AUTO (0), _ROW_SPLIT (1) or _MERGE (2)", 0};
+
+/* Frees a plan and its device tables (on the handle's device). */
+static void gk_spmm_plan_free(struct gko_spmm_plan_s *p) {
+  if (!p) return;
+  if (p->dev) {
+    int cur = -1;
+    int switched = cudaGetDevice(&cur) == cudaSuccess && cur != p->handle->device &&
+                   cudaSetDevice(p->handle->device) == cudaSuccess;
+    cudaFree(p->dev);
+    if (switched) cudaSetDevice(cur);
+  }
+  free(p);
+}
+
+/* nnz > 0: the row statistics, the kernel (AUTO: ROW_SPLIT), its launch
+ * shapes, and MERGE's partition or ROW_SPLIT's long-row segments.  vw:
+ * elements per 16-byte vector. */
+static gko_status_t gk_spmm_choose(struct gko_spmm_plan_s *p, gko_spmm_kernel_t kernel, int vw,
+                                   void *stream) {
+  const int64_t m = p->a.m, n = p->n;
+  gk_row_stats st;
+  gko_status_t s = gk_csr_row_stats(&p->a, &st, stream);
+  if (s) return s;
+  p->max_len = st.max_len;
+  p->empty_rows = st.empty_rows;
+  const double var = st.sum_sq / (double)m - p->mean * p->mean;
+  p->cv = p->mean > 0 && var > 0 ? sqrt(var) / p->mean : 0.0;
+  /* ROW_SPLIT cuts long rows into segments, which bounds its tail: AUTO
+   * takes it always (docs/spmm.md has the measurements) */
+  p->kernel = kernel == GKO_SPMM_KERNEL_AUTO ? GKO_SPMM_KERNEL_ROW_SPLIT : (int)kernel;
+  gk_spmm_shape_for(p->kernel, n, 1, p->mean, &p->shape[0]);
+  if (p->has_vec) gk_spmm_shape_for(p->kernel, n, vw, p->mean, &p->shape[1]);
+  if (p->kernel == GKO_SPMM_KERNEL_MERGE) s = gk_spmm_plan_merge(p, p->handle->sm_count, stream);
+  if (p->kernel == GKO_SPMM_KERNEL_ROW_SPLIT) {
+    int64_t L = ceil_div(p->a.nnz, (int64_t)p->handle->sm_count * kSegWarpsPerSm);
+    if (L < kSegMin) L = kSegMin;
+    if (L > kSegMax) {
+      L = kSegMax;
+      p->seg_first = 1;
+    }
+    p->long_len = ceil_div(L, 4) * 4;
+    if (p->max_len > p->long_len) s = gk_spmm_plan_segments(p, stream);
+    else p->long_len = 0;
+    if (p->long_len == 0) p->seg_first = 0; /* no segments: rows only, persistent */
+  }
+  if (!s) s = gk_spmm_size_grid(p, &p->shape[0]);
+  if (!s && p->has_vec) s = gk_spmm_size_grid(p, &p->shape[1]);
+  return s;
+}
+
 GKO_API gko_status_t gko_spmm_plan_create(gko_handle_t handle, gko_csr_t csr, int64_t n,
                                           gko_layout_t layout, int64_t ldb, int64_t ldc,
                                           gko_spmm_kernel_t kernel, gko_spmm_plan_t *plan,
                                           gko_stream_t stream) {
-  gk_clear_error();
-  if (!handle) return gk_fail(GKO_STATUS_INVALID_VALUE, "handle is NULL");
-  if (!csr) return gk_fail(GKO_STATUS_INVALID_VALUE, "csr is NULL");
-  if (!plan) return gk_fail(GKO_STATUS_INVALID_VALUE, "plan is NULL");
+  gko_status_t s = gk_entry_check(handle, csr, "csr", plan, "plan");
+  if (s) return s;
   if (n < 0) return gk_fail(GKO_STATUS_INVALID_VALUE, "n = %lld is negative", (long long)n);
-  if (layout != GKO_LAYOUT_ROW_MAJOR && layout != GKO_LAYOUT_COL_MAJOR)
-    return gk_fail(GKO_STATUS_INVALID_VALUE,
-                   "layout = %d is not GKO_LAYOUT_ROW_MAJOR (0) or GKO_LAYOUT_COL_MAJOR (1)",
-                   (int)layout);
-  if (kernel != GKO_SPMM_KERNEL_AUTO && kernel != GKO_SPMM_KERNEL_ROW_SPLIT &&
-      kernel != GKO_SPMM_KERNEL_MERGE)
-    return gk_fail(GKO_STATUS_INVALID_VALUE,
-                   "kernel = %d is not GKO_SPMM_KERNEL_AUTO (0), _ROW_SPLIT (1) or _MERGE (2)",
-                   (int)kernel);
+  if ((s = gk_rule_check(&kLayout, (int)layout)) || (s = gk_rule_check(&kKernel, (int)kernel)))
+    return s;
   const int64_t m = csr->m, k = csr->k;
   const int row = layout == GKO_LAYOUT_ROW_MAJOR;
   const int64_t need_ldb = row ? n : k, need_ldc = row ? n : m;
@@ -330,8 +364,7 @@ GKO_API gko_status_t gko_spmm_plan_create(gko_handle_t handle, gko_csr_t csr, in
                    "count", (long long)m, (long long)n, (long long)ldc);
   const void *ptrs[3] = {csr->row_ptr, csr->col_ind, csr->values};
   const char *names[3] = {"row_ptr", "col_ind", "values"};
-  gko_status_t s = gk_check_call(handle, stream, 3, ptrs, names);
-  if (s) return s;
+  if ((s = gk_check_call(handle, stream, 3, ptrs, names))) return s;
 
   struct gko_spmm_plan_s *p = calloc(1, sizeof *p);
   if (!p) return gk_fail(GKO_STATUS_ALLOC_FAILED, "host allocation of the SpMM plan failed");
@@ -364,91 +397,38 @@ GKO_API gko_status_t gko_spmm_plan_create(gko_handle_t handle, gko_csr_t csr, in
     p->empty_rows = m;
     s = gk_spmm_size_grid(p, &p->shape[0]);
   } else {
-    gk_row_stats st;
-    s = gk_csr_row_stats(csr, &st, stream);
-    if (!s) {
-      p->max_len = st.max_len;
-      p->empty_rows = st.empty_rows;
-      const double var = st.sum_sq / (double)m - p->mean * p->mean;
-      p->cv = p->mean > 0 && var > 0 ? sqrt(var) / p->mean : 0.0;
-    }
-    if (!s) {
-      /* ROW_SPLIT cuts long rows into segments, which bounds its tail:
-       * AUTO takes it always (docs/spmm.md has the measurements) */
-      p->kernel = kernel == GKO_SPMM_KERNEL_AUTO ? GKO_SPMM_KERNEL_ROW_SPLIT : (int)kernel;
-      gk_spmm_shape_for(p->kernel, n, 1, p->mean, &p->shape[0]);
-      if (p->has_vec) gk_spmm_shape_for(p->kernel, n, vw, p->mean, &p->shape[1]);
-      if (p->kernel == GKO_SPMM_KERNEL_MERGE)
-        s = gk_spmm_plan_merge(p, handle->sm_count, stream);
-      if (p->kernel == GKO_SPMM_KERNEL_ROW_SPLIT) {
-        int64_t L = ceil_div(csr->nnz, (int64_t)handle->sm_count * kSegWarpsPerSm);
-        if (L < kSegMin) L = kSegMin;
-        if (L > kSegMax) {
-          L = kSegMax;
-          p->seg_first = 1;
-        }
-        p->long_len = ceil_div(L, 4) * 4;
-        if (p->max_len > p->long_len) s = gk_spmm_plan_segments(p, stream);
-        else p->long_len = 0;
-        if (p->long_len == 0) p->seg_first = 0; /* no segments: rows only, persistent */
-      }
-    }
-    if (!s) s = gk_spmm_size_grid(p, &p->shape[0]);
-    if (!s && p->has_vec) s = gk_spmm_size_grid(p, &p->shape[1]);
+    s = gk_spmm_choose(p, kernel, vw, stream);
   }
   if (s) {
-    if (p->dev) cudaFree(p->dev);
-    free(p);
+    gk_spmm_plan_free(p);
     return s;
   }
-  gk_spmm_explain(p, kernel != GKO_SPMM_KERNEL_AUTO && p->kernel == (int)kernel);
+  p->forced = kernel != GKO_SPMM_KERNEL_AUTO && p->kernel == (int)kernel;
+  gk_spmm_explain(p);
   *plan = p;
-  return GKO_STATUS_SUCCESS;
-}
-
-GKO_API gko_status_t gko_spmm_plan_destroy(gko_spmm_plan_t plan) {
-  gk_clear_error();
-  if (!plan) return GKO_STATUS_SUCCESS;
-  if (plan->dev) {
-    int cur = -1;
-    int switched = cudaGetDevice(&cur) == cudaSuccess && cur != plan->handle->device &&
-                   cudaSetDevice(plan->handle->device) == cudaSuccess;
-    cudaFree(plan->dev);
-    if (switched) cudaSetDevice(cur);
-  }
-  free(plan);
-  return GKO_STATUS_SUCCESS;
-}
-
-GKO_API gko_status_t gko_spmm_workspace_size(gko_spmm_plan_t plan, size_t *bytes) {
-  gk_clear_error();
-  if (!plan) return gk_fail(GKO_STATUS_INVALID_VALUE, "plan is NULL");
-  if (!bytes) return gk_fail(GKO_STATUS_INVALID_VALUE, "bytes is NULL");
-  *bytes = plan->ws_bytes;
-  return GKO_STATUS_SUCCESS;
-}
-
-GKO_API gko_status_t gko_spmm_plan_kernel(gko_spmm_plan_t plan, gko_spmm_kernel_t *kernel) {
-  gk_clear_error();
-  if (!plan) return gk_fail(GKO_STATUS_INVALID_VALUE, "plan is NULL");
-  if (!kernel) return gk_fail(GKO_STATUS_INVALID_VALUE, "kernel is NULL");
-  *kernel = (gko_spmm_kernel_t)plan->kernel;
   return GKO_STATUS_SUCCESS;
 }
 
 GKO_API gko_status_t gko_spmm_plan_describe(gko_spmm_plan_t plan, char *buf, size_t bytes,
                                             size_t *required) {
+  return gk_describe(plan, "plan", plan ? plan->why : NULL, buf, bytes, required);
+}
+
+GKO_API gko_status_t gko_spmm_workspace_size(gko_spmm_plan_t plan, size_t *bytes) {
+  gko_status_t s = gk_getter(plan, "plan", bytes, "bytes");
+  if (!s) *bytes = plan->ws_bytes;
+  return s;
+}
+
+GKO_API gko_status_t gko_spmm_plan_kernel(gko_spmm_plan_t plan, gko_spmm_kernel_t *kernel) {
+  gko_status_t s = gk_getter(plan, "plan", kernel, "kernel");
+  if (!s) *kernel = (gko_spmm_kernel_t)plan->kernel;
+  return s;
+}
+
+GKO_API gko_status_t gko_spmm_plan_destroy(gko_spmm_plan_t plan) {
   gk_clear_error();
-  if (!plan) return gk_fail(GKO_STATUS_INVALID_VALUE, "plan is NULL");
-  if (!buf && bytes > 0)
-    return gk_fail(GKO_STATUS_INVALID_VALUE, "buf is NULL but bytes = %zu", bytes);
-  const size_t len = strlen(plan->why);
-  if (required) *required = len + 1;
-  if (bytes > 0) {
-    const size_t c = len < bytes - 1 ? len : bytes - 1;
-    memcpy(buf, plan->why, c);
-    buf[c] = '\0';
-  }
+  gk_spmm_plan_free(plan);
   return GKO_STATUS_SUCCESS;
 }
 
@@ -469,14 +449,11 @@ GKO_API gko_status_t gko_spmm_execute(gko_spmm_plan_t plan, float alpha, const v
   if (p->kernel == GKO_SPMM_KERNEL_NONE) return GKO_STATUS_SUCCESS;
   const size_t es = gko_dtype_size((gko_dtype_t)p->a.value_type);
   const int reads_b = p->kernel != GKO_SPMM_KERNEL_SCALE;
+  gko_status_t s;
   if (!C) return gk_fail(GKO_STATUS_INVALID_VALUE, "C is NULL");
-  if ((uintptr_t)C % es)
-    return gk_fail(GKO_STATUS_INVALID_VALUE,
-                   "C = %p is not aligned to its element size (%zu bytes)", C, es);
+  if ((s = gk_check_elem_align(C, "C", es))) return s;
   if (reads_b && !B) return gk_fail(GKO_STATUS_INVALID_VALUE, "B is NULL");
-  if (reads_b && (uintptr_t)B % es)
-    return gk_fail(GKO_STATUS_INVALID_VALUE,
-                   "B = %p is not aligned to its element size (%zu bytes)", B, es);
+  if (reads_b && (s = gk_check_elem_align(B, "B", es))) return s;
   size_t bb = 0, cb = 0;
   gk_extent(p->layout, p->a.k, p->n, p->ldb, es, &bb);
   gk_extent(p->layout, p->a.m, p->n, p->ldc, es, &cb);
@@ -506,30 +483,21 @@ GKO_API gko_status_t gko_spmm_execute(gko_spmm_plan_t plan, float alpha, const v
   }
   const void *ptrs[3] = {reads_b ? B : NULL, C, p->ws_bytes ? workspace : NULL};
   const char *names[3] = {"B", "C", "workspace"};
-  gko_status_t s = gk_check_call(p->handle, stream, 3, ptrs, names);
+  s = gk_check_call(p->handle, stream, 3, ptrs, names);
   if (s) return s;
 
   const int vec = p->has_vec && (uintptr_t)C % 16 == 0 && (!reads_b || (uintptr_t)B % 16 == 0);
-  gk_spmm_args a;
-  memset(&a, 0, sizeof a);
-  a.kernel = p->kernel;
-  a.dtype = p->a.value_type;
-  a.idx64 = p->a.index_type == GKO_INDEX_INT64;
-  a.m = p->a.m;
-  a.n = p->n;
-  a.nnz = p->a.nnz;
-  a.row_ptr = p->a.row_ptr;
-  a.col_ind = p->a.col_ind;
-  a.values = p->a.values;
-  a.B = B;
-  a.C = C;
-  a.sbr = p->sbr;
-  a.sbc = p->sbc;
-  a.scr = p->scr;
-  a.scc = p->scc;
-  a.alpha = alpha;
-  a.beta = beta;
-  a.shape = p->shape[vec ? 1 : 0];
+  gk_spmm_args a = {
+      .kernel = p->kernel,
+      .dtype = p->a.value_type, .idx64 = p->a.index_type == GKO_INDEX_INT64,
+      .m = p->a.m, .n = p->n, .nnz = p->a.nnz,
+      .row_ptr = p->a.row_ptr, .col_ind = p->a.col_ind, .values = p->a.values,
+      .B = B, .C = C,
+      .sbr = p->sbr, .sbc = p->sbc, .scr = p->scr, .scc = p->scc,
+      .alpha = alpha, .beta = beta,
+      .shape = p->shape[vec ? 1 : 0],
+      .stream = stream,
+  };
   if (p->kernel == GKO_SPMM_KERNEL_MERGE) {
     a.part = p->dev;
     a.units = p->units;
@@ -549,6 +517,5 @@ GKO_API gko_status_t gko_spmm_execute(gko_spmm_plan_t plan, float alpha, const v
     a.partials = partials;
     a.npad = p->npad;
   }
-  a.stream = stream;
   return gk_spmm_launch(&a);
 }

@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cuda_runtime_api.h>
@@ -12,55 +13,45 @@
 
 static _Thread_local char gk_detail[GK_DETAIL_BYTES];
 
+/* Each status's name and sentence, indexed by its value. */
+static const struct {
+  const char *name, *text;
+} kStatus[] = {
+    [GKO_STATUS_SUCCESS] = {"GKO_STATUS_SUCCESS", "success"},
+    [GKO_STATUS_INVALID_VALUE] = {"GKO_STATUS_INVALID_VALUE",
+                                  "an argument is out of its documented range"},
+    [GKO_STATUS_NOT_SUPPORTED] = {"GKO_STATUS_NOT_SUPPORTED",
+                                  "the request is valid but not supported by this build, "
+                                  "backend or GPU"},
+    [GKO_STATUS_NO_DEVICE] = {"GKO_STATUS_NO_DEVICE",
+                              "no CUDA-capable device is available (no NVIDIA driver, or "
+                              "the driver sees no GPU)"},
+    [GKO_STATUS_DRIVER_TOO_OLD] = {"GKO_STATUS_DRIVER_TOO_OLD",
+                                   "the NVIDIA driver is too old for the CUDA runtime gko "
+                                   "was built with"},
+    [GKO_STATUS_NO_KERNEL_IMAGE] = {"GKO_STATUS_NO_KERNEL_IMAGE",
+                                    "gko was not compiled for this GPU's architecture (no "
+                                    "SASS or compatible PTX)"},
+    [GKO_STATUS_ALLOC_FAILED] = {"GKO_STATUS_ALLOC_FAILED", "a memory allocation failed"},
+    [GKO_STATUS_INSUFFICIENT_WORKSPACE] = {"GKO_STATUS_INSUFFICIENT_WORKSPACE",
+                                           "the workspace is smaller than the plan requires"},
+    [GKO_STATUS_CUDA_ERROR] = {"GKO_STATUS_CUDA_ERROR", "a CUDA call failed"},
+    [GKO_STATUS_EXECUTION_FAILED] = {"GKO_STATUS_EXECUTION_FAILED",
+                                     "the CUDA context is in a sticky error state after a "
+                                     "kernel fault"},
+    [GKO_STATUS_INTERNAL] = {"GKO_STATUS_INTERNAL", "internal error in gko"},
+    [GKO_STATUS_DEVICE_MISMATCH] = {"GKO_STATUS_DEVICE_MISMATCH",
+                                    "the handle, the current device, the stream or a "
+                                    "pointer belong to different devices"},
+};
+enum { GK_NSTATUS = sizeof kStatus / sizeof kStatus[0] };
+
 GKO_API const char *gko_status_name(gko_status_t status) {
-  switch (status) {
-    case GKO_STATUS_SUCCESS: return "GKO_STATUS_SUCCESS";
-    case GKO_STATUS_INVALID_VALUE: return "GKO_STATUS_INVALID_VALUE";
-    case GKO_STATUS_NOT_SUPPORTED: return "GKO_STATUS_NOT_SUPPORTED";
-    case GKO_STATUS_NO_DEVICE: return "GKO_STATUS_NO_DEVICE";
-    case GKO_STATUS_DRIVER_TOO_OLD: return "GKO_STATUS_DRIVER_TOO_OLD";
-    case GKO_STATUS_NO_KERNEL_IMAGE: return "GKO_STATUS_NO_KERNEL_IMAGE";
-    case GKO_STATUS_ALLOC_FAILED: return "GKO_STATUS_ALLOC_FAILED";
-    case GKO_STATUS_INSUFFICIENT_WORKSPACE:
-      return "GKO_STATUS_INSUFFICIENT_WORKSPACE";
-    case GKO_STATUS_CUDA_ERROR: return "GKO_STATUS_CUDA_ERROR";
-    case GKO_STATUS_EXECUTION_FAILED: return "GKO_STATUS_EXECUTION_FAILED";
-    case GKO_STATUS_INTERNAL: return "GKO_STATUS_INTERNAL";
-    case GKO_STATUS_DEVICE_MISMATCH: return "GKO_STATUS_DEVICE_MISMATCH";
-  }
-  return "GKO_STATUS_UNKNOWN";
+  return (unsigned)status < GK_NSTATUS ? kStatus[status].name : "GKO_STATUS_UNKNOWN";
 }
 
 GKO_API const char *gko_status_string(gko_status_t status) {
-  switch (status) {
-    case GKO_STATUS_SUCCESS: return "success";
-    case GKO_STATUS_INVALID_VALUE:
-      return "an argument is out of its documented range";
-    case GKO_STATUS_NOT_SUPPORTED:
-      return "the request is valid but not supported by this build, backend "
-             "or GPU";
-    case GKO_STATUS_NO_DEVICE:
-      return "no CUDA-capable device is available (no NVIDIA driver, or the "
-             "driver sees no GPU)";
-    case GKO_STATUS_DRIVER_TOO_OLD:
-      return "the NVIDIA driver is too old for the CUDA runtime gko was "
-             "built with";
-    case GKO_STATUS_NO_KERNEL_IMAGE:
-      return "gko was not compiled for this GPU's architecture (no SASS or "
-             "compatible PTX)";
-    case GKO_STATUS_ALLOC_FAILED: return "a memory allocation failed";
-    case GKO_STATUS_INSUFFICIENT_WORKSPACE:
-      return "the workspace is smaller than the plan requires";
-    case GKO_STATUS_CUDA_ERROR: return "a CUDA call failed";
-    case GKO_STATUS_EXECUTION_FAILED:
-      return "the CUDA context is in a sticky error state after a kernel "
-             "fault";
-    case GKO_STATUS_INTERNAL: return "internal error in gko";
-    case GKO_STATUS_DEVICE_MISMATCH:
-      return "the handle, the current device, the stream or a pointer belong "
-             "to different devices";
-  }
-  return "unknown status value";
+  return (unsigned)status < GK_NSTATUS ? kStatus[status].text : "unknown status value";
 }
 
 GKO_API const char *gko_last_error_detail(void) { return gk_detail; }
@@ -173,5 +164,62 @@ gko_status_t gk_getter(const void *obj, const char *obj_name, const void *out,
   gk_clear_error();
   if (!obj) return gk_fail(GKO_STATUS_INVALID_VALUE, "%s is NULL", obj_name);
   if (!out) return gk_fail(GKO_STATUS_INVALID_VALUE, "%s is NULL", out_name);
+  return GKO_STATUS_SUCCESS;
+}
+
+gko_status_t gk_check_dtype(int dtype, const char *name, size_t *es) {
+  const size_t e = gko_dtype_size((gko_dtype_t)dtype);
+  if (e == 0) return gk_fail(GKO_STATUS_INVALID_VALUE, "%s = %d is not a gko_dtype_t", name, dtype);
+  if (es) *es = e;
+  return GKO_STATUS_SUCCESS;
+}
+
+gko_status_t gk_rule_check(const gk_rule *r, int64_t v) {
+  if (v < r->lo || v > r->hi || (r->pow2 && (v & (v - 1)) != 0))
+    return gk_fail(GKO_STATUS_INVALID_VALUE, "%s = %lld %s", r->name, (long long)v, r->bad);
+  return GKO_STATUS_SUCCESS;
+}
+
+gko_status_t gk_attr_in_range(int attr, int nattr, const char *type) {
+  if (attr < 0 || attr >= nattr)
+    return gk_fail(GKO_STATUS_INVALID_VALUE, "attr = %d is not a %s", attr, type);
+  return GKO_STATUS_SUCCESS;
+}
+
+gko_status_t gk_attr_store(int64_t *v, const gk_rule *rules, int nattr, const char *type,
+                           int attr, int64_t value) {
+  gko_status_t s = gk_attr_in_range(attr, nattr, type);
+  if (!s) s = gk_rule_check(&rules[attr], value);
+  if (!s) v[attr] = value;
+  return s;
+}
+
+gko_status_t gk_entry_check(gko_handle_t h, const void *obj, const char *obj_name,
+                            const void *out, const char *out_name) {
+  gk_clear_error();
+  if (!h) return gk_fail(GKO_STATUS_INVALID_VALUE, "handle is NULL");
+  return gk_getter(obj, obj_name, out, out_name);
+}
+
+gko_status_t gk_free_entry(void *p) {
+  gk_clear_error();
+  free(p);
+  return GKO_STATUS_SUCCESS;
+}
+
+gko_status_t gk_describe(const void *obj, const char *obj_name, const char *text, char *buf,
+                         size_t bytes, size_t *required) {
+  gk_clear_error();
+  if (!obj) return gk_fail(GKO_STATUS_INVALID_VALUE, "%s is NULL", obj_name);
+  return gk_text_out(text, buf, bytes, required);
+}
+
+gko_status_t gk_check_workspace(const void *ws, size_t bytes, size_t need, const char *sizer) {
+  if (!ws && bytes > 0)
+    return gk_fail(GKO_STATUS_INVALID_VALUE, "workspace is NULL but workspace_bytes = %zu",
+                   bytes);
+  if (bytes < need)
+    return gk_fail(GKO_STATUS_INSUFFICIENT_WORKSPACE,
+                   "workspace_bytes = %zu but the plan needs %zu (%s)", bytes, need, sizer);
   return GKO_STATUS_SUCCESS;
 }
