@@ -24,7 +24,7 @@ extern "C" {
 
 /* The largest m, n, k (and GKO_GEMM_ATTR_INVARIANT reference) gko hands to
  * cuBLASLt: its heuristic raised SIGFPE near 2^31 (gemm_cublaslt.c).  The
- * conv lowering keeps its GEMMs within it (conv.c). */
+ * conv lowering keeps its GEMMs within it (conv_plan.c). */
 #define GK_LT_MAX_DIM ((int64_t)1 << 30)
 
 /* The resolved problem: the user's view (row- or column-major) and the

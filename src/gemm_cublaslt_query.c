@@ -113,7 +113,7 @@ static void lt_key_of(const lt_state *st, const gk_gemm_problem *p, const lt_con
 }
 
 /* ---- GKO_GEMM_ATTR_INVARIANT ------------------------------------------------------ */
-/* (added for the convolution's chunking, src/conv.c; kept apart from the
+/* (added for the convolution's chunking, src/conv_plan.c; kept apart from the
  * rest of the backend.)  The heuristic is asked about a reference problem
  * -- one batch, nl = R (D's lines in the lt view) -- with split-K
  * reductions excluded, so every plan that shares the reference gets the
