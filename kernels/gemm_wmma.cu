@@ -57,6 +57,7 @@
 #include <type_traits>
 
 #include "gemm_wmma.h"
+#include "common.cuh"
 #include "gelu.cuh"
 
 using namespace nvcuda;
@@ -77,8 +78,6 @@ struct enabled {
 
 constexpr int kThreads = 256; /* both kernels: 8 warps */
 constexpr int kPad = 8;       /* elements of padding per shared-memory row */
-constexpr int64_t kMaxGridX = 2147483647;
-constexpr int64_t kMaxGridY = 65535;
 
 /* ---- TILED geometry ---- */
 /* Tiled kernel's block tile: WM x (8 / WM) warps, each 64 rows x 16 FJ
@@ -1849,7 +1848,7 @@ extern "C" gko_status_t gk_wmma_launch(const gk_wmma_problem *p, const gk_wmma_c
                                        const void *c, void *d, const void *bias, void *ws,
                                        void *stream) {
   const int dt = p->ab_dtype == GKO_DTYPE_BF16;
-  const int64_t gy = p->batch < kMaxGridY ? p->batch : kMaxGridY;
+  const int64_t gy = gk::grid_y(p->batch);
   cudaError_t e;
   if (cfg->kind == GK_WMMA_TILED) {
     TiledParams P;
@@ -1875,8 +1874,7 @@ extern "C" gko_status_t gk_wmma_launch(const gk_wmma_problem *p, const gk_wmma_c
     P.bias_mode = bias ? (p->bias_on_rows ? 1 : 2) : 0;
     P.vec_c = vec_cd(c, p->cd_dtype, p->ldc, p->stride_c, p->batch);
     P.vec_d = vec_cd(d, p->cd_dtype, p->ldd, p->stride_d, p->batch);
-    int64_t gx = P.tiles_m * P.tiles_n;
-    if (gx > kMaxGridX) gx = kMaxGridX;
+    const int64_t gx = gk::grid_x(P.tiles_m * P.tiles_n);
     void *args[] = {&P};
     e = cudaLaunchKernel((const void *)kTiled[dt][p->opa][p->opb][async],
                          dim3((unsigned)gx, (unsigned)gy), dim3(kThreads), args,
@@ -1923,8 +1921,7 @@ extern "C" gko_status_t gk_wmma_launch(const gk_wmma_problem *p, const gk_wmma_c
     P.kchunk = cfg->dkchunk;
     P.kw = cfg->dkw;
     P.per = cfg->dper;
-    int64_t gx = (P.tiles + P.per - 1) / P.per * P.splits;
-    if (gx > kMaxGridX) gx = kMaxGridX;
+    const int64_t gx = gk::grid_x((P.tiles + P.per - 1) / P.per * P.splits);
     cudaLaunchConfig_t lc = {};
     cudaLaunchAttribute at[1] = {};
     lc.gridDim = dim3((unsigned)gx, (unsigned)gy);
@@ -1945,16 +1942,15 @@ extern "C" gko_status_t gk_wmma_launch(const gk_wmma_problem *p, const gk_wmma_c
         args);
     if (e != cudaSuccess) return gk_cuda_fail(e, "WMMA decode kernel launch");
   } else {
-    int64_t gx = P.tiles * P.splits;
-    if (gx > kMaxGridX) gx = kMaxGridX;
+    const int64_t gx = gk::grid_x(P.tiles * P.splits);
     e = cudaLaunchKernel((const void *)kSkinny[dt][s.wk][async], dim3((unsigned)gx, (unsigned)gy),
                          dim3(kThreads), args, skinny_smem(s.wk, P.bnw, P.stages),
                          (cudaStream_t)stream);
     if (e != cudaSuccess) return gk_cuda_fail(e, "WMMA skinny kernel launch");
   }
   if (P.splits > 1) {
-    int64_t total = s.ns * s.nb * p->batch, grid = (total + kThreads - 1) / kThreads;
-    if (grid > kMaxGridX) grid = kMaxGridX;
+    const int64_t total = s.ns * s.nb * p->batch;
+    const int64_t grid = gk::grid_x((total + kThreads - 1) / kThreads);
     e = cudaLaunchKernel((const void *)skinny_reduce, dim3((unsigned)grid), dim3(kThreads), args,
                          0, (cudaStream_t)stream);
     if (e != cudaSuccess) return gk_cuda_fail(e, "WMMA split-K reduction kernel launch");

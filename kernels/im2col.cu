@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "im2col.h"
+#include "common.cuh"
 #include "im2col.cuh"
 
 namespace {
@@ -39,8 +40,6 @@ constexpr int kMaxBlock = 256;
 constexpr int kMaxRows = 64; /* rows per tile (shared-memory tables) */
 constexpr int kUnroll = 4;   /* NHWC items per thread per step */
 constexpr int64_t kFilterRowSmem = 48 * 1024; /* filter rows staged in shared memory */
-constexpr int64_t kMaxGridX = 2147483647;
-constexpr int64_t kMaxGridY = 65535;
 
 struct NhwcParams {
   int64_t rows;                 /* M = images * OH * OW */
@@ -520,9 +519,7 @@ extern "C" gko_status_t gk_im2col_launch(const gk_im2col_args *a) {
     gk_fastdiv_init(&p.d_s, p.s);
     gk_fastdiv_init(&p.d_ohw, p.ohw);
     gk_fastdiv_init(&p.d_ow, p.ow);
-    int64_t gx = (p.rows + p.rpb - 1) / p.rpb, gy = a->groups;
-    if (gx > kMaxGridX) gx = kMaxGridX;
-    if (gy > kMaxGridY) gy = kMaxGridY;
+    const int64_t gx = gk::grid_x((p.rows + p.rpb - 1) / p.rpb), gy = gk::grid_y(a->groups);
     void *args[] = {(void *)&a->x, (void *)&a->col, (void *)&p};
     e = cudaLaunchKernel(nhwc_kernel(vb, a->es), dim3((unsigned)gx, (unsigned)gy), dim3(block),
                          args, 0, (cudaStream_t)a->stream);
@@ -556,8 +553,7 @@ extern "C" gko_status_t gk_im2col_launch(const gk_im2col_args *a) {
     gk_fastdiv_init(&p.d_s, p.s);
     gk_fastdiv_init(&p.d_ohwv, p.ohwv);
     gk_fastdiv_init(&p.d_ow, p.ow);
-    int64_t gx = (p.rows + p.rpb - 1) / p.rpb;
-    if (gx > kMaxGridX) gx = kMaxGridX;
+    const int64_t gx = gk::grid_x((p.rows + p.rpb - 1) / p.rpb);
     void *args[] = {(void *)&a->x, (void *)&a->col, (void *)&p};
     e = cudaLaunchKernel(nchw_kernel(a->es), dim3((unsigned)gx), dim3(block), args, 0,
                          (cudaStream_t)a->stream);
@@ -581,14 +577,14 @@ extern "C" gko_status_t gk_conv_filter_krsc_launch(int es, int64_t k, int64_t cg
    * of 16 bytes (both checked, not assumed) */
   if (rs > 1 && row_bytes <= kFilterRowSmem && (kp * es) % 16 == 0 && (uintptr_t)dst % 16 == 0) {
     /* one row per block at a time, no more blocks than rows */
-    int64_t gx = k < kMaxGridX ? k : kMaxGridX;
+    const int64_t gx = gk::grid_x(k);
     const void *fn = es == 2 ? (const void *)filter_krsc_rows<unsigned short>
                              : (const void *)filter_krsc_rows<unsigned int>;
     e = cudaLaunchKernel(fn, dim3((unsigned)gx), dim3(kMaxBlock), args, (size_t)row_bytes,
                          (cudaStream_t)stream);
   } else {
-    int64_t gx = (kp + kMaxBlock - 1) / kMaxBlock, gy = k;
-    if (gy > kMaxGridY) gy = kMaxGridY; /* grid-stride loops cover the rest */
+    /* grid-stride loops cover the rows past grid y */
+    const int64_t gx = (kp + kMaxBlock - 1) / kMaxBlock, gy = gk::grid_y(k);
     const void *fn = es == 2 ? (const void *)filter_krsc<unsigned short>
                              : (const void *)filter_krsc<unsigned int>;
     e = cudaLaunchKernel(fn, dim3((unsigned)gx, (unsigned)gy), dim3(kMaxBlock), args, 0,
@@ -607,10 +603,8 @@ extern "C" gko_status_t gk_transpose_batched_launch(int es, int64_t rows, int64_
   const bool pairs = rows % 2 == 0 && cols % 2 == 0 && (uintptr_t)src % pair == 0 &&
                      (uintptr_t)dst % pair == 0;
   const int tile = pairs ? kPTile : kTile;
-  int64_t gx = (cols + tile - 1) / tile, gy = (rows + tile - 1) / tile, gz = batch;
-  if (gx > kMaxGridX) gx = kMaxGridX;
-  if (gy > kMaxGridY) gy = kMaxGridY;
-  if (gz > kMaxGridY) gz = kMaxGridY;
+  const int64_t gx = gk::grid_x((cols + tile - 1) / tile);
+  const int64_t gy = gk::grid_y((rows + tile - 1) / tile), gz = gk::grid_y(batch);
   const void *fn;
   if (pairs)
     fn = es == 2 ? (const void *)transpose_pairs<unsigned short, unsigned int>

@@ -50,11 +50,12 @@
 
 #include "sparse.h"
 #include "spmm_model.h"
-#include "spmm.cuh"
+#include "common.cuh"
+#include "convert.cuh"
 
 namespace {
 
-using gk_sparse::elt;
+using gk::elem;
 
 constexpr unsigned kFull = 0xffffffffu;
 constexpr int kMaxBlock = 256;
@@ -67,7 +68,6 @@ constexpr int kFixBlock = 128;
  * lane); the kernel is bounded to 64 registers (4 blocks of 256 per SM):
  * it is latency-bound, and warps in flight are what hides the latency */
 constexpr int kUnroll = 4;
-constexpr int64_t kMaxGrid = 2147483647;
 
 /* Everything a kernel needs, by value (kernel parameter space). */
 struct Params {
@@ -123,7 +123,7 @@ struct Cols {
 template <typename T, int VW>
 __device__ __forceinline__ typename Raw<VW>::type load_b(const T *B, int64_t off, int cnt) {
   if constexpr (VW == 1) {
-    return cnt > 0 ? elt<T>::load(B + off) : 0.0f;
+    return cnt > 0 ? elem<T>::load(B + off) : 0.0f;
   } else {
     union {
       uint4 u;
@@ -147,7 +147,7 @@ __device__ __forceinline__ void fma_raw(float w, const typename Raw<VW>::type &r
     acc[0] = fmaf(w, r, acc[0]);
   } else {
     float f[VW];
-    elt<T>::unpack(r, f);
+    elem<T>::unpack(r, f);
 #pragma unroll
     for (int e = 0; e < VW; e++) acc[e] = fmaf(w, f[e], acc[e]);
   }
@@ -168,14 +168,14 @@ __device__ __forceinline__ void accumulate(const Params &p, const I *ci, const T
   float v_next = 0.0f;
   if (gl < len) {
     c_next = ci[a + gl];
-    v_next = elt<T>::to_f(va[a + gl]);
+    v_next = elem<T>::to_f(va[a + gl]);
   }
   for (int64_t h = 0; h < maxlen; h += G) {
     const I c_cur = c_next;
     const float v_cur = v_next;
     if (h + G < maxlen && h + G + gl < len) { /* prefetch the next chunk */
       c_next = ci[a + h + G + gl];
-      v_next = elt<T>::to_f(va[a + h + G + gl]);
+      v_next = elem<T>::to_f(va[a + h + G + gl]);
     }
     const int64_t rem = maxlen - h;
     const int iters = rem >= G ? per_chunk : (int)((rem + (1 << lg_gk) - 1) >> lg_gk);
@@ -234,11 +234,11 @@ __device__ __forceinline__ void store_row(const Params &p, T *C, int64_t r,
         uint4 *dst = reinterpret_cast<uint4 *>(C + off);
         if (p.beta != 0.0f) {
           float c[VW];
-          elt<T>::unpack(__ldcs(dst), c);
+          elem<T>::unpack(__ldcs(dst), c);
 #pragma unroll
           for (int e = 0; e < VW; e++) o[e] = fmaf(p.beta, c[e], o[e]);
         }
-        __stcs(dst, elt<T>::pack(o));
+        __stcs(dst, elem<T>::pack(o));
         done = true;
       }
     }
@@ -248,8 +248,8 @@ __device__ __forceinline__ void store_row(const Params &p, T *C, int64_t r,
         if (e >= cnt) break;
         T *dst = C + off + e * p.scc;
         float v = o[e];
-        if (p.beta != 0.0f) v = fmaf(p.beta, elt<T>::to_f(*dst), v);
-        *dst = elt<T>::from_f(v);
+        if (p.beta != 0.0f) v = fmaf(p.beta, elem<T>::to_f(*dst), v);
+        *dst = elem<T>::from_f(v);
       }
     }
   }
@@ -304,7 +304,7 @@ __device__ __forceinline__ void lean_accumulate(const Params &p, const I *ci, co
   for (int u = 0; u < U; u++) {
     const bool ok = a + u < e;
     c[u] = ok ? ci[a + u] : 0;
-    v[u] = ok ? elt<T>::to_f(va[a + u]) : 0.0f;
+    v[u] = ok ? elem<T>::to_f(va[a + u]) : 0.0f;
   }
   const int64_t cb = col * p.sbc;
   for (int64_t j = a; j < e; j += U) {
@@ -319,7 +319,7 @@ __device__ __forceinline__ void lean_accumulate(const Params &p, const I *ci, co
       const int64_t t = j + U + u;
       const bool ok = t < e;
       c[u] = ok ? ci[t] : 0;
-      v[u] = ok ? elt<T>::to_f(va[t]) : 0.0f;
+      v[u] = ok ? elem<T>::to_f(va[t]) : 0.0f;
     }
 #pragma unroll
     for (int u = 0; u < U; u++) fma_raw<T, VW>(w[u], r[u], acc);
@@ -395,7 +395,7 @@ __global__ void __launch_bounds__(kMaxBlock, 4) rowsplit_kernel(Params p) {
     for (int u = 0; u < U; u++) {
       const bool ok = a + u < e;
       c[u] = ok ? ci[a + u] : 0;
-      v[u] = ok ? elt<T>::to_f(va[a + u]) : 0.0f;
+      v[u] = ok ? elem<T>::to_f(va[a + u]) : 0.0f;
     }
     while (r < p.m) {
       int64_t col;
@@ -427,7 +427,7 @@ __global__ void __launch_bounds__(kMaxBlock, 4) rowsplit_kernel(Params p) {
           w[u] = v[u];
           const bool ok = base + u < lim;
           c[u] = ok ? ci[base + u] : 0;
-          v[u] = ok ? elt<T>::to_f(va[base + u]) : 0.0f;
+          v[u] = ok ? elem<T>::to_f(va[base + u]) : 0.0f;
         }
 #pragma unroll
         for (int u = 0; u < U; u++) fma_raw<T, VW>(w[u], rb[u], acc[0]);
@@ -437,7 +437,7 @@ __global__ void __launch_bounds__(kMaxBlock, 4) rowsplit_kernel(Params p) {
         for (int u = 0; u < U; u++) {
           const bool ok = a2 + u < e2;
           c[u] = ok ? ci[a2 + u] : 0;
-          v[u] = ok ? elt<T>::to_f(va[a2 + u]) : 0.0f;
+          v[u] = ok ? elem<T>::to_f(va[a2 + u]) : 0.0f;
         }
       }
       if (!skip) {
@@ -488,8 +488,8 @@ __global__ void __launch_bounds__(kFixBlock) segfix_kernel(Params p) {
     for (int64_t s = s0; s < s0 + ns; s++) sum += p.partials[s * p.npad + j];
     T *dst = C + row * p.scr + j * p.scc;
     float v = p.alpha * sum;
-    if (p.beta != 0.0f) v = fmaf(p.beta, elt<T>::to_f(*dst), v);
-    *dst = elt<T>::from_f(v);
+    if (p.beta != 0.0f) v = fmaf(p.beta, elem<T>::to_f(*dst), v);
+    *dst = elem<T>::from_f(v);
   }
 }
 
@@ -554,8 +554,8 @@ __global__ void __launch_bounds__(kFixBlock) fixup_kernel(Params p) {
     sum += p.partials[2 * u1 * p.npad + j];
     T *dst = C + row * p.scr + j * p.scc;
     float v = p.alpha * sum;
-    if (p.beta != 0.0f) v = fmaf(p.beta, elt<T>::to_f(*dst), v);
-    *dst = elt<T>::from_f(v);
+    if (p.beta != 0.0f) v = fmaf(p.beta, elem<T>::to_f(*dst), v);
+    *dst = elem<T>::from_f(v);
   }
 }
 
@@ -571,7 +571,7 @@ __global__ void __launch_bounds__(256) scale_kernel(Params p) {
     const int64_t r = p.scc == 1 ? i / p.n : i % p.m;
     const int64_t j = p.scc == 1 ? i % p.n : i / p.m;
     T *dst = C + r * p.scr + j * p.scc;
-    *dst = elt<T>::from_f(p.beta == 0.0f ? 0.0f : p.beta * elt<T>::to_f(*dst));
+    *dst = elem<T>::from_f(p.beta == 0.0f ? 0.0f : p.beta * elem<T>::to_f(*dst));
   }
 }
 
@@ -706,8 +706,9 @@ extern "C" gko_status_t gk_spmm_launch(const gk_spmm_args *a) {
   if (a->kernel != GKO_SPMM_KERNEL_SCALE) {
     const gk_spmm_shape &sh = a->shape;
     const bool ok = sh.block >= 32 && sh.block <= kMaxBlock && sh.block % 32 == 0 &&
-                    sh.grid >= 1 && sh.grid <= kMaxGrid && sh.lg_gc >= 0 && sh.lg_gk >= 0 &&
-                    sh.lg_r >= 0 && sh.lg_gc + sh.lg_gk + sh.lg_r == 5 && sh.ntiles >= 1 &&
+                    sh.grid >= 1 && sh.grid <= gk::kMaxGridX && sh.lg_gc >= 0 &&
+                    sh.lg_gk >= 0 && sh.lg_r >= 0 && sh.lg_gc + sh.lg_gk + sh.lg_r == 5 &&
+                    sh.ntiles >= 1 &&
                     (sh.nv == 1 || sh.nv == 2) &&
                     (a->kernel != GKO_SPMM_KERNEL_MERGE || sh.lg_r == 0);
     if (!ok)
@@ -718,26 +719,25 @@ extern "C" gko_status_t gk_spmm_launch(const gk_spmm_args *a) {
                      (long long)sh.ntiles);
   }
   const int k = kernel_index(a->kernel, a->dtype, a->idx64, a->shape.vec, a->shape.nv);
-  cudaError_t e = gk_sparse::launch(kKernels[k], dim3((unsigned)a->shape.grid),
-                                    dim3((unsigned)a->shape.block), st, p);
+  cudaError_t e = gk::launch(kKernels[k], dim3((unsigned)a->shape.grid),
+                             dim3((unsigned)a->shape.block), st, p);
   if (e != cudaSuccess) return gk_cuda_fail(e, "SpMM kernel launch");
   if (a->kernel == GKO_SPMM_KERNEL_ROW_SPLIT && a->nruns > 0) {
     /* long rows: their segments' sums (nruns < 2^31: plan-time tables) */
     Params q = p;
     q.runs = a->runs;
-    e = gk_sparse::launch(kKernels[kSegFix0 + a->dtype], dim3((unsigned)a->nruns),
-                          dim3(kFixBlock), st, q);
+    e = gk::launch(kKernels[kSegFix0 + a->dtype], dim3((unsigned)a->nruns), dim3(kFixBlock),
+                   st, q);
     if (e != cudaSuccess) return gk_cuda_fail(e, "SpMM segment sum kernel launch");
   }
   if (a->kernel == GKO_SPMM_KERNEL_MERGE && a->nruns > 0) {
     int64_t left = a->nruns;
     /* grids are limited to 2^31 - 1 blocks in x: launch in slices */
-    for (int64_t first = 0; left > 0; first += kMaxGrid) {
-      const int64_t cnt = left < kMaxGrid ? left : kMaxGrid;
+    for (int64_t first = 0; left > 0; first += gk::kMaxGridX) {
+      const int64_t cnt = gk::grid_x(left);
       Params q = p;
       q.runs = a->runs + 3 * first;
-      e = gk_sparse::launch(kKernels[kFix0 + a->dtype], dim3((unsigned)cnt), dim3(kFixBlock), st,
-                            q);
+      e = gk::launch(kKernels[kFix0 + a->dtype], dim3((unsigned)cnt), dim3(kFixBlock), st, q);
       if (e != cudaSuccess) return gk_cuda_fail(e, "SpMM fix-up kernel launch");
       left -= cnt;
     }
@@ -752,13 +752,13 @@ extern "C" gko_status_t gk_spmm_partition(const struct gko_csr_s *a, int64_t uni
   const int64_t blocks = (units + 1 + block - 1) / block;
   cudaError_t e;
   if (a->index_type == GKO_INDEX_INT64)
-    e = gk_sparse::launch(partition_kernel<long long>, dim3((unsigned)blocks), dim3(block),
-                          (cudaStream_t)stream, (const long long *)a->row_ptr, a->m, a->nnz,
-                          units, per_unit, part, rp_at);
+    e = gk::launch(partition_kernel<long long>, dim3((unsigned)blocks), dim3(block),
+                   (cudaStream_t)stream, (const long long *)a->row_ptr, a->m, a->nnz, units,
+                   per_unit, part, rp_at);
   else
-    e = gk_sparse::launch(partition_kernel<int>, dim3((unsigned)blocks), dim3(block),
-                          (cudaStream_t)stream, (const int *)a->row_ptr, a->m, a->nnz, units,
-                          per_unit, part, rp_at);
+    e = gk::launch(partition_kernel<int>, dim3((unsigned)blocks), dim3(block),
+                   (cudaStream_t)stream, (const int *)a->row_ptr, a->m, a->nnz, units, per_unit,
+                   part, rp_at);
   if (e != cudaSuccess) return gk_cuda_fail(e, "SpMM partition kernel launch");
   return GKO_STATUS_SUCCESS;
 }
