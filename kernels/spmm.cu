@@ -93,6 +93,20 @@ struct Params {
   int seg_first;
 };
 
+/* p's matrices with their types: A's row_ptr, col_ind and values, B, C. */
+template <typename T, typename I>
+struct Operands {
+  const I *rp, *ci;
+  const T *va, *B;
+  T *C;
+};
+template <typename T, typename I>
+__device__ __forceinline__ Operands<T, I> operands(const Params &p) {
+  return Operands<T, I>{static_cast<const I *>(p.rp), static_cast<const I *>(p.ci),
+                        static_cast<const T *>(p.va), static_cast<const T *>(p.B),
+                        static_cast<T *>(p.C)};
+}
+
 template <int VW>
 struct Raw {
   typedef uint4 type; /* 16 bytes */
@@ -216,6 +230,35 @@ __device__ __forceinline__ void reduce_parts(float (&acc)[NV][VW], int lg_gc, in
       for (int e = 0; e < VW; e++) acc[q][e] += __shfl_xor_sync(kFull, acc[q][e], s);
 }
 
+/* *dst = v + beta * *dst, rounded once (*dst not read when beta == 0). */
+template <typename T>
+__device__ __forceinline__ void store_c(const Params &p, T *dst, float v) {
+  if (p.beta != 0.0f) v = fmaf(p.beta, elem<T>::to_f(*dst), v);
+  *dst = elem<T>::from_f(v);
+}
+
+/* The fix-up kernels' body: one block per row of runs, runs[3 b] = (row,
+ * x, y); C[row, j] = alpha * sum + beta * C[row, j] for every column j,
+ * sum in a fixed order: SEG (ROW_SPLIT's long rows) the partials of
+ * segments x .. x + y - 1, else (MERGE) the tails of units x .. y - 1 and
+ * the head of unit y. */
+template <typename T, bool SEG>
+__device__ __forceinline__ void fix_row(const Params &p) {
+  const int64_t row = p.runs[3 * blockIdx.x];
+  const int64_t x = p.runs[3 * blockIdx.x + 1], y = p.runs[3 * blockIdx.x + 2];
+  T *C = static_cast<T *>(p.C);
+  for (int64_t j = threadIdx.x; j < p.n; j += blockDim.x) {
+    float sum = 0.0f;
+    if (SEG) {
+      for (int64_t s = x; s < x + y; s++) sum += p.partials[s * p.npad + j];
+    } else {
+      for (int64_t u = x; u < y; u++) sum += p.partials[(2 * u + 1) * p.npad + j];
+      sum += p.partials[2 * y * p.npad + j];
+    }
+    store_c<T>(p, C + row * p.scr + j * p.scc, p.alpha * sum);
+  }
+}
+
 /* C[r, cols] = alpha * acc + beta * C[r, cols] (C not read when beta == 0). */
 template <typename T, int VW, int NV>
 __device__ __forceinline__ void store_row(const Params &p, T *C, int64_t r,
@@ -246,10 +289,7 @@ __device__ __forceinline__ void store_row(const Params &p, T *C, int64_t r,
 #pragma unroll
       for (int e = 0; e < VW; e++) {
         if (e >= cnt) break;
-        T *dst = C + off + e * p.scc;
-        float v = o[e];
-        if (p.beta != 0.0f) v = fmaf(p.beta, elem<T>::to_f(*dst), v);
-        *dst = elem<T>::from_f(v);
+        store_c<T>(p, C + off + e * p.scc, o[e]);
       }
     }
   }
@@ -288,6 +328,30 @@ __device__ __forceinline__ void zero(float (&acc)[NV][VW]) {
 
 /* ---- ROW_SPLIT ------------------------------------------------------------ */
 
+/* The U entries [base, base + U) of col_ind / values into c, v (those at
+ * lim or past it as 0). */
+template <typename T, typename I, int U>
+__device__ __forceinline__ void fetch_entries(const I *ci, const T *va, int64_t base, int64_t lim,
+                                              I (&c)[U], float (&v)[U]) {
+#pragma unroll
+  for (int u = 0; u < U; u++) {
+    const bool ok = base + u < lim;
+    c[u] = ok ? ci[base + u] : 0;
+    v[u] = ok ? elem<T>::to_f(va[base + u]) : 0.0f;
+  }
+}
+
+/* The B vectors (or elements) of the U entries j .. j + U - 1 (of the
+ * row's e) whose columns are in c: column offset cb, cnt elements each. */
+template <typename T, typename I, int VW, int U>
+__device__ __forceinline__ void load_entries_b(const Params &p, const T *B, const I (&c)[U],
+                                               int64_t j, int64_t e, int64_t cb, int cnt,
+                                               typename Raw<VW>::type (&r)[U]) {
+#pragma unroll
+  for (int u = 0; u < U; u++)
+    r[u] = load_b<T, VW>(B, (int64_t)c[u] * p.sbr + cb, j + u < e ? cnt : 0);
+}
+
 /* Entries [a, e) of one row (or segment) into acc: kUnroll entries per
  * step, their col_ind/values read by every lane of the group (one
  * broadcast transaction each, L1-cached), the next step's read while this
@@ -300,27 +364,15 @@ __device__ __forceinline__ void lean_accumulate(const Params &p, const I *ci, co
   constexpr int U = kUnroll;
   I c[U];
   float v[U];
-#pragma unroll
-  for (int u = 0; u < U; u++) {
-    const bool ok = a + u < e;
-    c[u] = ok ? ci[a + u] : 0;
-    v[u] = ok ? elem<T>::to_f(va[a + u]) : 0.0f;
-  }
+  fetch_entries<T, I, U>(ci, va, a, e, c, v);
   const int64_t cb = col * p.sbc;
   for (int64_t j = a; j < e; j += U) {
     typename Raw<VW>::type r[U];
-#pragma unroll
-    for (int u = 0; u < U; u++)
-      r[u] = load_b<T, VW>(B, (int64_t)c[u] * p.sbr + cb, j + u < e ? cnt : 0);
+    load_entries_b<T, I, VW, U>(p, B, c, j, e, cb, cnt, r);
     float w[U];
 #pragma unroll
-    for (int u = 0; u < U; u++) {
-      w[u] = v[u];
-      const int64_t t = j + U + u;
-      const bool ok = t < e;
-      c[u] = ok ? ci[t] : 0;
-      v[u] = ok ? elem<T>::to_f(va[t]) : 0.0f;
-    }
+    for (int u = 0; u < U; u++) w[u] = v[u];
+    fetch_entries<T, I, U>(ci, va, j + U, e, c, v);
 #pragma unroll
     for (int u = 0; u < U; u++) fma_raw<T, VW>(w[u], r[u], acc);
   }
@@ -357,11 +409,7 @@ __device__ __forceinline__ void row_bounds(const Params &p, const I *rp, int64_t
  * first. */
 template <typename T, typename I, int VW, int NV>
 __global__ void __launch_bounds__(kMaxBlock, 4) rowsplit_kernel(Params p) {
-  const I *rp = static_cast<const I *>(p.rp);
-  const I *ci = static_cast<const I *>(p.ci);
-  const T *va = static_cast<const T *>(p.va);
-  const T *B = static_cast<const T *>(p.B);
-  T *C = static_cast<T *>(p.C);
+  const auto [rp, ci, va, B, C] = operands<T, I>(p);
   const int lane = threadIdx.x & 31;
   const int g = lane >> p.lg_gc;
   const int cp = lane & ((1 << p.lg_gc) - 1);
@@ -391,12 +439,7 @@ __global__ void __launch_bounds__(kMaxBlock, 4) rowsplit_kernel(Params p) {
     if (r < p.m) row_bounds<I>(p, rp, r, a, e, skip);
     I c[U];
     float v[U];
-#pragma unroll
-    for (int u = 0; u < U; u++) {
-      const bool ok = a + u < e;
-      c[u] = ok ? ci[a + u] : 0;
-      v[u] = ok ? elem<T>::to_f(va[a + u]) : 0.0f;
-    }
+    fetch_entries<T, I, U>(ci, va, a, e, c, v);
     while (r < p.m) {
       int64_t col;
       int cnt;
@@ -416,30 +459,18 @@ __global__ void __launch_bounds__(kMaxBlock, 4) rowsplit_kernel(Params p) {
       const int64_t cb = col * p.sbc;
       for (int64_t j = a; j < e; j += U) {
         typename Raw<VW>::type rb[U];
-#pragma unroll
-        for (int u = 0; u < U; u++)
-          rb[u] = load_b<T, VW>(B, (int64_t)c[u] * p.sbr + cb, j + u < e ? cnt : 0);
+        load_entries_b<T, I, VW, U>(p, B, c, j, e, cb, cnt, rb);
         float w[U];
         const bool last = j + U >= e;
         const int64_t base = last ? a2 : j + U, lim = last ? e2 : e;
 #pragma unroll
-        for (int u = 0; u < U; u++) {
-          w[u] = v[u];
-          const bool ok = base + u < lim;
-          c[u] = ok ? ci[base + u] : 0;
-          v[u] = ok ? elem<T>::to_f(va[base + u]) : 0.0f;
-        }
+        for (int u = 0; u < U; u++) w[u] = v[u];
+        fetch_entries<T, I, U>(ci, va, base, lim, c, v);
 #pragma unroll
         for (int u = 0; u < U; u++) fma_raw<T, VW>(w[u], rb[u], acc[0]);
       }
-      if (a >= e) { /* no step ran: the next item's first step now */
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-          const bool ok = a2 + u < e2;
-          c[u] = ok ? ci[a2 + u] : 0;
-          v[u] = ok ? elem<T>::to_f(va[a2 + u]) : 0.0f;
-        }
-      }
+      if (a >= e) /* no step ran: the next item's first step now */
+        fetch_entries<T, I, U>(ci, va, a2, e2, c, v);
       if (!skip) {
         Cols<VW, 1> cbs;
         cbs.col[0] = col;
@@ -480,17 +511,7 @@ __global__ void __launch_bounds__(kMaxBlock, 4) rowsplit_kernel(Params p) {
  * C[row] = alpha * (sum of its segments in order) + beta * C[row]. */
 template <typename T>
 __global__ void __launch_bounds__(kFixBlock) segfix_kernel(Params p) {
-  const int64_t row = p.runs[3 * blockIdx.x];
-  const int64_t s0 = p.runs[3 * blockIdx.x + 1], ns = p.runs[3 * blockIdx.x + 2];
-  T *C = static_cast<T *>(p.C);
-  for (int64_t j = threadIdx.x; j < p.n; j += blockDim.x) {
-    float sum = 0.0f;
-    for (int64_t s = s0; s < s0 + ns; s++) sum += p.partials[s * p.npad + j];
-    T *dst = C + row * p.scr + j * p.scc;
-    float v = p.alpha * sum;
-    if (p.beta != 0.0f) v = fmaf(p.beta, elem<T>::to_f(*dst), v);
-    *dst = elem<T>::from_f(v);
-  }
+  fix_row<T, true>(p);
 }
 
 /* ---- MERGE ------------------------------------------------------------------- */
@@ -499,11 +520,7 @@ template <typename T, typename I, int VW, int NV>
 __global__ void __maxnreg__(kMaxRegs) merge_kernel(Params p) {
   const int64_t u = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5;
   if (u >= p.units) return; /* the whole warp */
-  const I *rp = static_cast<const I *>(p.rp);
-  const I *ci = static_cast<const I *>(p.ci);
-  const T *va = static_cast<const T *>(p.va);
-  const T *B = static_cast<const T *>(p.B);
-  T *C = static_cast<T *>(p.C);
+  const auto [rp, ci, va, B, C] = operands<T, I>(p);
   const int lane = threadIdx.x & 31;
   const int cp = lane & ((1 << p.lg_gc) - 1);
   const int kp = lane >> p.lg_gc;
@@ -545,18 +562,7 @@ __global__ void __maxnreg__(kMaxRegs) merge_kernel(Params p) {
  * completing) + beta * C[row], summed in unit order. */
 template <typename T>
 __global__ void __launch_bounds__(kFixBlock) fixup_kernel(Params p) {
-  const int64_t row = p.runs[3 * blockIdx.x];
-  const int64_t u0 = p.runs[3 * blockIdx.x + 1], u1 = p.runs[3 * blockIdx.x + 2];
-  T *C = static_cast<T *>(p.C);
-  for (int64_t j = threadIdx.x; j < p.n; j += blockDim.x) {
-    float sum = 0.0f;
-    for (int64_t u = u0; u < u1; u++) sum += p.partials[(2 * u + 1) * p.npad + j];
-    sum += p.partials[2 * u1 * p.npad + j];
-    T *dst = C + row * p.scr + j * p.scc;
-    float v = p.alpha * sum;
-    if (p.beta != 0.0f) v = fmaf(p.beta, elem<T>::to_f(*dst), v);
-    *dst = elem<T>::from_f(v);
-  }
+  fix_row<T, false>(p);
 }
 
 /* ---- SCALE: C = beta * C (no entries) ----------------------------------------- */
