@@ -15,6 +15,15 @@ __device__ __forceinline__ uint32_t fdiv(const gk_fastdiv &f, uint32_t n) {
   return (__umulhi(n, f.mul) + n) >> f.shift;
 }
 
+/* n / d and n % d, d the divisor of f (passed as the caller holds it). */
+struct qr {
+  uint32_t q, r;
+};
+__device__ __forceinline__ qr divmod(const gk_fastdiv &f, uint32_t d, uint32_t n) {
+  const uint32_t q = fdiv(f, n);
+  return qr{q, n - q * d};
+}
+
 /* Raw bits of one access of B bytes: im2col moves elements without looking
  * at them, so one kernel serves f32, f16 and bf16 (zero is all-zero bits in
  * each). */
