@@ -7,14 +7,14 @@
  * by scalar threads.  When the pointers disagree on their alignment modulo
  * 16 bytes a scalar kernel runs instead.  Math in f32 (gelu.cuh).
  *
- * Launch shape, measured (bench/gelu_variants.cu, H200, 2^28 elements): a
- * persistent grid of the occupancy API's "fills the GPU" size looping over
- * the array reached 89-94 % of cudaMemcpy's bandwidth whatever the loads in
- * flight per thread (1 to 8 vectors); one block per 2 x 256 vectors with no
- * loop reached 97-101 %.  So the block size comes from the occupancy API
- * (limited to 256 threads, cached in the handle) and the grid covers the
- * array; the grid-stride loop remains only for arrays beyond the grid-size
- * limit. */
+ * Launch shape: one block per 2 x 256 vectors with no loop came closer to
+ * cudaMemcpy's bandwidth than a persistent grid of the occupancy API's
+ * "fills the GPU" size looping over the array, whatever the loads in
+ * flight per thread (measured: docs/performance.md, "GELU, 2^28
+ * elements"; bench/gelu_variants.cu).  So the block size comes from the
+ * occupancy API (limited to 256 threads, cached in the handle) and the
+ * grid covers the array; the grid-stride loop remains only for arrays
+ * beyond the grid-size limit. */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>

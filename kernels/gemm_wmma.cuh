@@ -58,12 +58,11 @@ struct TiledCfg {
   static constexpr int BM = 64 * WM, BN = 16 * FJ * (8 / WM), BK = BK_, S = S_;
 };
 /* Register prefetch (sm_70/75) and cp.async (sm_80+) take the same tile.
- * Measured against it on the H200 (docs/performance.md, "The tiled WMMA
- * kernel: copy arithmetic out of the main loop"): 128 x 256 and
- * 256 x 128 tiles (64 x 64 per warp, one block per SM) were 1.3x slower
- * at 4096^3; BK = 64 with 3 stages was 2-6 % faster at 4096^3 and 8192^3
- * but 3 % slower at BERT FFN1, and needs 110 KB per block, over sm_86/89's
- * 99 KB. */
+ * 128 x 256 and 256 x 128 tiles (64 x 64 per warp, one block per SM) were
+ * slower; BK = 64 with 3 stages won at the largest squares but lost at
+ * BERT FFN1 (measured: docs/performance.md, "The tiled WMMA kernel: copy
+ * arithmetic out of the main loop"), and needs 110 KB per block, over
+ * sm_86/89's 99 KB. */
 using SyncCfg = TiledCfg<2, 2, 32, 2>;
 using AsyncCfg = TiledCfg<2, 2, 32, 4>;
 template <bool ASYNC>

@@ -213,8 +213,8 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
        * ldmatrix matrix takes (below) fall on 8 distinct units, and so do
        * a copy instruction's 8 lanes per group.  A warp's line is 32 of
        * a 128-byte L2 line whose rest the neighbouring tiles read soon; the
-       * copies ask L2 to fetch the whole line (H200, 1 x 11008 x 4096:
-       * 33.5 -> 29.7 us; 256 bytes gained less, docs/performance.md). */
+       * copies ask L2 to fetch the whole line (faster than without the
+       * hint, and than 256 bytes; measured: docs/gemm.md). */
       const int kh = lane & 1;
       const int kbytes = 2 * clamp8(P.nb - j0 - 8 * kh);
       const int64_t rstep = KN ? 16 * P.swp : 2 * P.swj;
@@ -342,9 +342,9 @@ __device__ __forceinline__ void decode_body(const SkinnyParams &P) {
 /* ns <= 8: two blocks per SM (128 registers on sm_90).  ns > 8: X's rows
  * 8..15 are loaded with rows 0..7, before the wait, which takes 176
  * registers and so one block per SM; the plan's occupancy query sees it
- * and gives each tile fewer warps.  On the H200 that was 8-13 % faster at
- * m = 12 and 16 than two blocks per SM with rows 8..15 read inside the MMA
- * loop (docs/gemm.md).  The same ns > 8 code capped at 128 registers
+ * and gives each tile fewer warps.  That was faster at m = 12 and 16 than
+ * two blocks per SM with rows 8..15 read inside the MMA loop (measured:
+ * docs/gemm.md).  The same ns > 8 code capped at 128 registers
  * (MINB = 2: two blocks per SM; on sm_90 ptxas spills 32 bytes, outside
  * the main loop) serves tall W, where one block per SM would leave each
  * tile a single warp (gk_wmma_decode_config). */
@@ -361,9 +361,9 @@ __global__ void __launch_bounds__(kThreads, MINB) wmma_decode(SkinnyParams P) {
  * lines of those 64 rows (128 bytes: one L2 line per k line), and the
  * A fragments come out of the ring through ldmatrix.x4.trans.  The
  * 16-row form (decode_body, KN) copies 32 bytes per k line, so each copy
- * instruction touches 16 L2 lines: on the H200 it took 29.6 us at
- * 1 x 11008 x 4096 against 24.0 for x W^T, whatever the tiles per block;
- * this kernel 26.3 (docs/performance.md).  It has 4x fewer tiles, though,
+ * instruction touches 16 L2 lines: it stayed well behind x W^T whatever
+ * the tiles per block, and this kernel closes much of the gap (measured:
+ * docs/gemm.md, docs/performance.md).  It has 4x fewer tiles, though,
  * and so splits k at sizes where the 16-row form need not;
  * gk_wmma_decode_config picks one of the two.
  *   Copy: instruction i = 0..7, lane (li = lane / 8, c = lane % 8) copies

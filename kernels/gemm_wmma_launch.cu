@@ -105,8 +105,7 @@ DecodeShape decode_shape(int64_t tiles, int occ, int sms, int64_t k) {
    * even 8 warps per tile fill at most half the GPU's warp slots, k is
    * split across blocks too: as many splits as still fit one wave (each
    * at least 8 spans long).  Rounding the split count up instead left a
-   * second, partial wave: 384 blocks for 264 places at 1 x 2048, 1.5x
-   * the time of cuBLASLt. */
+   * second, partial wave (measured: docs/performance.md). */
   const int64_t slots = (int64_t)occ * sms * kDecodeWarps;
   int kw = kDecodeWarps;
   while (kw > 1 && tiles * kw > slots) kw /= 2;
@@ -288,10 +287,9 @@ extern "C" gko_status_t gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_
   int64_t tiles = (s.nb + rows - 1) / rows * p->batch;
   /* ns > 8 with more than half as many tiles as warp slots (each tile
    * would get one warp): the variant with two blocks per SM, if it has
-   * them.  H200, graph us, one block -> two: 16 x 11008 34.0 -> 29.6,
-   * 16 x 14336 39.0 -> 36.7; at 4096 rows and below two blocks were slower
-   * (16 x 4096 14.0 -> 15.7, 16 x 2048 9.2 -> 12.6), and 8192 rows even
-   * (23.6 -> 23.7), so they keep one (docs/performance.md). */
+   * them.  Two blocks per SM were faster at 11008 and 14336 rows, slower
+   * at 4096 rows and below and even at 8192, which therefore keep one
+   * (measured: docs/performance.md). */
   if (s.wk && var == 1 && 2 * tiles > (int64_t)occ * sms * kDecodeWarps) {
     const void *fn2 = gk_wmma::decode_kernel(dt, 2);
     cudaFuncAttributes fa2;
@@ -306,14 +304,12 @@ extern "C" gko_status_t gk_wmma_decode_config(const gk_wmma_problem *p, gk_wmma_
   }
   DecodeShape ds = decode_shape(tiles, occ, sms, p->k);
   /* x B: the kernel with 64-row tiles (128-byte k lines) where it needs no
-   * k split, or where both need one and ns <= 8; else 16-row tiles.  H200,
-   * graph us, 16 -> 64 rows: m <= 8 at 11008 and 14336 rows 1.10-1.18x
-   * faster (1 x 11008 29.6 -> 26.3), at 1024 and 2048 rows 1.02-1.14x
-   * (both split k), m = 16 at 8192 rows 1.11x; slower where only the
-   * 64-row tiles would split k (1 x 4096 13.8 -> 14.5, 16 x 2048 10.5 ->
-   * 12.0) and at 16 x 1024 (9.5 -> 10.1).  At m <= 8 and 8192 rows (64-row
-   * tiles: 2 splits) they were 1.00-1.06x faster from plain launches but
-   * 0.93-0.96x with W static, so the 16-row tiles stay (docs/performance.md). */
+   * k split, or where both need one and ns <= 8; else 16-row tiles.  The
+   * 64-row tiles were faster at m <= 8 with many rows, where both split k
+   * and at m = 16 with 8192 rows; slower where only they would split k and
+   * at 16 x 1024; and at m <= 8 with 8192 rows (64-row tiles: 2 splits)
+   * slower with W static, so the 16-row tiles stay there (measured:
+   * docs/performance.md). */
   if (!s.wk) {
     const void *fnw = gk_wmma::decode_knw_kernel(dt, var);
     cudaFuncAttributes faw;

@@ -238,8 +238,8 @@ __device__ __forceinline__ void tiled_body(const TiledParams &P) {
   constexpr int WM = BM / 64, WN = BN / (8 / WM), FJ = WN / 16; /* warps along m; warp tile n */
   /* The cp.async kernel (sm_80+) feeds mma.sync m16n8k16 from ldmatrix
    * itself: WMMA's bf16 fragment loads compile to generic 32-bit loads and
-   * MOVM transposes, not ldmatrix, and f16 was 3-4 % faster this way too
-   * (H200, docs/performance.md).  The register-prefetch kernel (sm_70/75,
+   * MOVM transposes, not ldmatrix, and f16 was faster this way too
+   * (measured: docs/performance.md).  The register-prefetch kernel (sm_70/75,
    * or operands that are not 16-byte vectorizable) stays on WMMA. */
   constexpr bool PTX = ASYNC;
   static_assert(sizeof(float) * (kThreads / 32) * 16 * kScratchLd <= tiled_smem<OPA, OPB, ASYNC>(),

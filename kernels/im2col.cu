@@ -96,8 +96,8 @@ __global__ void __launch_bounds__(kMaxBlock)
     const uint32_t bd = blockDim.x;
     /* kUnroll items per thread per step: their loads are independent and
      * issued back to back, so each thread keeps kUnroll reads in flight
-     * (one at a time measured 2.6 TB/s of the 4.26 copy bandwidth on the
-     * H200) */
+     * (one at a time fell well short of the copy bandwidth; measured:
+     * docs/conv.md) */
     for (uint32_t base = threadIdx.x; base < items; base += kUnroll * bd) {
       V v[kUnroll];
 #pragma unroll
@@ -129,8 +129,9 @@ __global__ void __launch_bounds__(kMaxBlock)
  * C/groups odd for f16, e.g. an RGB stem: C = 3): each thread assembles one
  * 16-byte vector of a column-matrix row from 16 / ES scalar loads -- all
  * issued before the store -- and stores it whole, walking (r, s, c) by
- * increments from one division.  im2col_nhwc<2> stored 2 bytes at a time:
- * 209 of 268 us for ResNet-18's stem at N = 32, f16 (H200).  Units of p
+ * increments from one division.  im2col_nhwc<2> stored 2 bytes at a time
+ * and took most of ResNet-18's stem layer (measured: docs/performance.md).
+ * Units of p
  * are elements here (cv = C, cgv = Cg, lv = L, kpv = kp); kp is a multiple
  * of 16 bytes, so the rows are whole vectors. */
 template <int ES>
@@ -271,8 +272,8 @@ __global__ void filter_krsc(const void *srcp, void *dstp, int64_t k, uint32_t rs
  * of a thread's loads issued before any is used; then writes the reordered
  * row 16 bytes at a time (kp is a multiple of 16 bytes).  filter_krsc's
  * direct gather reads each row rs times with a stride of rs elements
- * between neighbouring threads (12.2 us for a 512 x 512 x 3 x 3 f16 filter
- * on the H200, under 0.8 TB/s). */
+ * between neighbouring threads, far below the copy bandwidth (measured:
+ * docs/conv.md). */
 template <typename T>
 __global__ void __launch_bounds__(kMaxBlock)
     filter_krsc_rows(const void *srcp, void *dstp, int64_t k, uint32_t rs, uint32_t kp,
@@ -335,7 +336,7 @@ __global__ void __launch_bounds__(kMaxBlock)
  * image through 32 x 32 tiles in shared memory (the padding column keeps
  * the column reads free of bank conflicts), so that both the loads and the
  * stores run along contiguous memory.  (64 x 64 tiles of single
- * elements, 16 per thread, measured 5-8 us slower per layer on the H200;
+ * elements, 16 per thread, were slower when measured for commit 5578de8;
  * transpose_pairs below moves pairs instead, where the shapes allow.) */
 constexpr int kTile = 32, kTileRows = 8;
 template <typename T>
@@ -368,8 +369,8 @@ __global__ void __launch_bounds__(kTile *kTileRows)
  * aligned to two elements: 64 x 64 tiles, each thread moving element pairs
  * (P = two T) -- a warp loads and stores 64 elements (128 bytes for f16)
  * per row instead of 32, and a thread keeps 8 independent loads in
- * flight.  The scalar kernel above measured about 1 TB/s on f16 ResNet-18
- * activations (25 us for 12.8 MB each way on the H200).  The tile's rows
+ * flight; the scalar kernel above reached only a fraction of the copy
+ * bandwidth on f16 activations (measured: docs/conv.md).  The tile's rows
  * are 65 elements, so for f16 the column reads of the store phase (rows
  * 2i and 2i+1 of one column) fall in distinct banks; 4-byte elements
  * conflict two ways. */

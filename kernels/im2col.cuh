@@ -1,5 +1,6 @@
 /* im2col.cuh -- small device helpers of the im2col kernels: division by a
- * run-time constant, and a raw vector type per access width. */
+ * run-time constant (quotient, and quotient with remainder), and a raw
+ * vector type per access width. */
 #ifndef GK_IM2COL_CUH
 #define GK_IM2COL_CUH
 

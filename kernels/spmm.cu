@@ -11,11 +11,12 @@
  * step's B vectors are in flight; no shuffles, so the groups of a warp run
  * independent loops and registers stay under 64 (occupancy is what hides
  * the gather latency: the first design, with register-staged entries and
- * 80-128 registers, ran at 12 % achieved occupancy on the H200).  Rows
- * longer than the plan's long_len are skipped by the row blocks and cut
- * into near-equal segments that the blocks after them process into f32
- * partial sums in the workspace; segfix_kernel then adds each long row's
- * segments in order and writes alpha * sum + beta * C once (deterministic).
+ * 80-128 registers, ran at a low achieved occupancy; measured:
+ * docs/spmm.md).  Rows longer than the plan's long_len are skipped by the
+ * row blocks and cut into near-equal segments that the blocks after them
+ * process into f32 partial sums in the workspace; segfix_kernel then adds
+ * each long row's segments in order and writes alpha * sum + beta * C once
+ * (deterministic).
  *
  * MERGE uses a second lane mapping.  A warp holds one group of
  * G = 2^(lg_gc + lg_gk) = 32 lanes.  Lane gl has a column part cp = gl % Gc
