@@ -452,8 +452,8 @@ extern "C" gko_status_t gk_wmma_launch(const gk_wmma_problem *p, const gk_wmma_c
   if (P.splits > 1) {
     const int64_t total = s.ns * s.nb * p->batch;
     const int64_t grid = gk::grid_x((total + kThreads - 1) / kThreads);
-    e = cudaLaunchKernel(gk_wmma::skinny_reduce_kernel(), dim3((unsigned)grid), dim3(kThreads), args,
-                         0, (cudaStream_t)stream);
+    e = cudaLaunchKernel(gk_wmma::skinny_reduce_kernel(), dim3((unsigned)grid), dim3(kThreads),
+                         args, 0, (cudaStream_t)stream);
     if (e != cudaSuccess) return gk_cuda_fail(e, "WMMA split-K reduction kernel launch");
   }
   return GKO_STATUS_SUCCESS;
