@@ -29,7 +29,7 @@
 #include <thrust/iterator/counting_iterator.h>
 
 #include "sparse.h"
-#include "spmm.cuh"
+#include "common.cuh"
 
 namespace {
 
@@ -296,16 +296,16 @@ gko_status_t validate(const gko_csr_s *a, char *ws, size_t ws_bytes, gk_csr_verd
   if (nnz > 0) {
     e = cudaMemsetAsync(mark, 0, (size_t)nnz, st);
     if (e != cudaSuccess) return gk_cuda_fail(e, "cudaMemsetAsync (row-start marks)");
-    e = gk_sparse::launch(mark_row_starts<I>, grid_for(m, 256), 256, st, rp, m,
-                          (const int64_t *)rp_key, mark);
+    e = gk::launch(mark_row_starts<I>, grid_for(m, 256), 256, st, rp, m, (const int64_t *)rp_key,
+                   mark);
     if (e != cudaSuccess) return gk_cuda_fail(e, "row-start mark kernel launch");
     tb = L.temp_bytes;
     e = cub::DeviceReduce::TransformReduce(temp, tb, Count(0), cols, nnz, ColOp(),
                                            ColCheck<I>{ci, mark, a->k}, none, st);
     if (e != cudaSuccess) return gk_cuda_fail(e, "cub::DeviceReduce::TransformReduce (col_ind)");
   }
-  e = gk_sparse::launch(finish<I>, 1, 1, st, rp, ci, m, nnz, (const int64_t *)rp_key,
-                        (const ColInfo *)cols, verdict);
+  e = gk::launch(finish<I>, 1, 1, st, rp, ci, m, nnz, (const int64_t *)rp_key,
+                 (const ColInfo *)cols, verdict);
   if (e != cudaSuccess) return gk_cuda_fail(e, "validation verdict kernel launch");
   int64_t v[6];
   e = cudaMemcpyAsync(v, verdict, sizeof v, cudaMemcpyDeviceToHost, st);
@@ -317,7 +317,7 @@ gko_status_t validate(const gko_csr_s *a, char *ws, size_t ws_bytes, gk_csr_verd
     if (L.can_sort) {
       unsigned long long *kin = (unsigned long long *)(ws + L.keys_in);
       unsigned long long *kout = (unsigned long long *)(ws + L.keys_out);
-      e = gk_sparse::launch(pack_keys<I>, grid_for(m * 32, 256), 256, st, rp, ci, m, kin);
+      e = gk::launch(pack_keys<I>, grid_for(m * 32, 256), 256, st, rp, ci, m, kin);
       if (e != cudaSuccess) return gk_cuda_fail(e, "key packing kernel launch");
       tb = L.temp_bytes;
       e = cub::DeviceRadixSort::SortKeys(temp, tb, (const unsigned long long *)kin, kout, nnz, 0,

@@ -7,124 +7,52 @@
  * by scalar threads.  When the pointers disagree on their alignment modulo
  * 16 bytes a scalar kernel runs instead.  Math in f32 (gelu.cuh).
  *
- * Launch shape, measured (bench/probes/gelu_variants.cu, H200, 2^28 elements): a
- * persistent grid of the occupancy API's "fills the GPU" size looping over
- * the array reached 89-94 % of cudaMemcpy's bandwidth whatever the loads in
- * flight per thread (1 to 8 vectors); one block per 2 x 256 vectors with no
- * loop reached 97-101 %.  So the block size comes from the occupancy API
- * (limited to 256 threads, cached in the handle) and the grid covers the
- * array; the grid-stride loop remains only for arrays beyond the grid-size
- * limit. */
+ * Launch shape: one block per 2 x 256 vectors with no loop came closer to
+ * cudaMemcpy's bandwidth than a persistent grid of the occupancy API's
+ * "fills the GPU" size looping over the array, whatever the loads in
+ * flight per thread (measured: docs/performance.md, "GELU, 2^28
+ * elements"; bench/probes/gelu_variants.cu).  So the block size comes from
+ * the occupancy API (limited to 256 threads, cached in the handle) and the
+ * grid covers the array; the grid-stride loop remains only for arrays
+ * beyond the grid-size limit. */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include "gelu.h"
+#include "common.cuh"
+#include "convert.cuh"
 #include "gelu.cuh"
 
 namespace {
 
 constexpr int kVecBytes = 16;
 constexpr int kMaxBlock = 256;
-constexpr int64_t kMaxGrid = 2147483647;
 
-template <typename T>
-struct io;
-
-template <>
-struct io<float> {
-  static constexpr int kVec = 4;
-  static constexpr bool kAcc = true;
-  __device__ static float get(float v) { return v; }
-  __device__ static float put(float v) { return v; }
-  __device__ static void unpack(const uint4 &v, float *f) {
-    f[0] = __uint_as_float(v.x);
-    f[1] = __uint_as_float(v.y);
-    f[2] = __uint_as_float(v.z);
-    f[3] = __uint_as_float(v.w);
-  }
-  __device__ static uint4 pack(const float *f) {
-    return make_uint4(__float_as_uint(f[0]), __float_as_uint(f[1]),
-                      __float_as_uint(f[2]), __float_as_uint(f[3]));
-  }
-};
-
-template <>
-struct io<__half> {
-  static constexpr int kVec = 8;
-  static constexpr bool kAcc = false;
-  __device__ static float get(__half v) { return __half2float(v); }
-  __device__ static __half put(float v) { return __float2half_rn(v); }
-  __device__ static void unpack(const uint4 &v, float *f) {
-    const unsigned w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-      __half2 h = *reinterpret_cast<const __half2 *>(&w[i]);
-      float2 p = __half22float2(h);
-      f[2 * i] = p.x;
-      f[2 * i + 1] = p.y;
-    }
-  }
-  __device__ static uint4 pack(const float *f) {
-    unsigned w[4];
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-      __half2 h = __floats2half2_rn(f[2 * i], f[2 * i + 1]);
-      w[i] = *reinterpret_cast<unsigned *>(&h);
-    }
-    return make_uint4(w[0], w[1], w[2], w[3]);
-  }
-};
-
-template <>
-struct io<__nv_bfloat16> {
-  static constexpr int kVec = 8;
-  static constexpr bool kAcc = false;
-  __device__ static float get(__nv_bfloat16 v) { return __bfloat162float(v); }
-  __device__ static __nv_bfloat16 put(float v) { return __float2bfloat16_rn(v); }
-  __device__ static void unpack(const uint4 &v, float *f) {
-    const unsigned w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-      __nv_bfloat162 h = *reinterpret_cast<const __nv_bfloat162 *>(&w[i]);
-      float2 p = __bfloat1622float2(h);
-      f[2 * i] = p.x;
-      f[2 * i + 1] = p.y;
-    }
-  }
-  __device__ static uint4 pack(const float *f) {
-    unsigned w[4];
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-      __nv_bfloat162 h = __floats2bfloat162_rn(f[2 * i], f[2 * i + 1]);
-      w[i] = *reinterpret_cast<unsigned *>(&h);
-    }
-    return make_uint4(w[0], w[1], w[2], w[3]);
-  }
-};
+using gk::elem;
 
 /* One element: forward y = gelu(x); backward dx = dy * gelu'(x). */
 template <typename T, int DIR, int APPROX>
 __device__ __forceinline__ float apply(float x, float dy) {
-  if (DIR == 0) return gk::gelu_fwd<APPROX, io<T>::kAcc>(x);
-  return dy * gk::gelu_grad<APPROX, io<T>::kAcc>(x);
+  if (DIR == 0) return gk::gelu_fwd<APPROX, elem<T>::kAcc>(x);
+  return dy * gk::gelu_grad<APPROX, elem<T>::kAcc>(x);
 }
 
 template <typename T, int DIR, int APPROX>
 __device__ __forceinline__ void scalar_one(const T *x, const T *dy, T *out, int64_t i) {
-  const float d = DIR ? io<T>::get(dy[i]) : 0.0f;
-  out[i] = io<T>::put(apply<T, DIR, APPROX>(io<T>::get(x[i]), d));
+  const float d = DIR ? elem<T>::to_f(dy[i]) : 0.0f;
+  out[i] = elem<T>::from_f(apply<T, DIR, APPROX>(elem<T>::to_f(x[i]), d));
 }
 
 template <typename T, int DIR, int APPROX>
 __device__ __forceinline__ uint4 vec_one(const uint4 &xv, const uint4 &dv) {
-  constexpr int V = io<T>::kVec;
+  constexpr int V = elem<T>::kVec;
   float f[V], g[V];
-  io<T>::unpack(xv, f);
-  if (DIR) io<T>::unpack(dv, g);
+  elem<T>::unpack(xv, f);
+  if (DIR) elem<T>::unpack(dv, g);
 #pragma unroll
   for (int j = 0; j < V; j++) f[j] = apply<T, DIR, APPROX>(f[j], DIR ? g[j] : 0.0f);
-  return io<T>::pack(f);
+  return elem<T>::pack(f);
 }
 
 /* head: scalar elements before x reaches 16-byte alignment (vector kernels). */
@@ -140,7 +68,7 @@ __global__ void gelu_kernel(const void *xp, const void *dyp, void *outp, int64_t
     for (int64_t i = tid; i < n; i += stride) scalar_one<T, DIR, APPROX>(x, dy, out, i);
     return;
   }
-  constexpr int V = io<T>::kVec;
+  constexpr int V = elem<T>::kVec;
   const int64_t nvec = (n - head) / V;
   const int64_t tail0 = head + nvec * V;
   const int64_t nscalar = head + (n - tail0);
@@ -216,8 +144,7 @@ extern "C" gko_status_t gk_gelu_launch(const gk_occupancy *occ, int dir, int app
    * at least 2*per_vec threads for the scalar head and tail */
   int64_t items = vec ? ((n - head) / per_vec + 1) / 2 : n;
   if (vec && items < (int64_t)per_vec * 2) items = per_vec * 2;
-  int64_t blocks = (items + block - 1) / block;
-  if (blocks > kMaxGrid) blocks = kMaxGrid;
+  int64_t blocks = gk::grid_x((items + block - 1) / block);
   if (blocks < 1) blocks = 1;
   void *args[] = {(void *)&a, (void *)&b, (void *)&out, (void *)&n, (void *)&head};
   cudaError_t e = cudaLaunchKernel((const void *)kKernels[k], dim3((unsigned)blocks),

@@ -60,6 +60,14 @@ __device__ __forceinline__ float rcp_approx(float v) {
   return r;
 }
 
+/* c0 t^n + c1 t^(n-1) + ... + cn by Horner's scheme: q = c0, then
+ * q = fmaf(q, t, ci) for each following ci. */
+__device__ __forceinline__ float horner(float, float c) { return c; }
+template <typename... C>
+__device__ __forceinline__ float horner(float t, float c0, float c1, C... c) {
+  return horner(t, fmaf(c0, t, c1), c...);
+}
+
 /* |x| clamped to kClamp keeping the sign; NaN stays NaN. */
 __device__ __forceinline__ float clamp_x(float x) {
   return fabsf(x) > kClamp ? copysignf(kClamp, x) : x;
@@ -69,13 +77,10 @@ __device__ __forceinline__ float clamp_x(float x) {
 __device__ __forceinline__ float half_erfc_fast(float x) {
   const float a = fabsf(x);
   const float t = rcp_approx(fmaf(a, 0.35355339059327373f, 1.0f));
-  float q = 1.2147768786874008e-01f;
-  q = fmaf(q, t, -9.2423257981945529e-02f);
-  q = fmaf(q, t, -4.4487607409201727e-01f);
-  q = fmaf(q, t, 2.9069473249516938e-01f);
-  q = fmaf(q, t, 5.0568503070814180e-01f);
-  q = fmaf(q, t, 1.4452490483624630e+00f);
-  q = fmaf(q, t, -2.8257776163813548e+00f);
+  const float q = horner(t, 1.2147768786874008e-01f, -9.2423257981945529e-02f,
+                         -4.4487607409201727e-01f, 2.9069473249516938e-01f,
+                         5.0568503070814180e-01f, 1.4452490483624630e+00f,
+                         -2.8257776163813548e+00f);
   const float w = a * 0.8493218002880191f;
   return t * ex2_approx(fmaf(-w, w, q));
 }
@@ -90,18 +95,10 @@ __device__ __forceinline__ float half_erfc_acc(float x) {
   const float d = fmaf(a, 0.35355339059327373f, 1.0f);
   float t = rcp_approx(d);
   t = fmaf(t, fmaf(-d, t, 1.0f), t);
-  float q = -1.7316917007e-01f;
-  q = fmaf(q, t, 9.5945130470e-01f);
-  q = fmaf(q, t, -2.1260744972e+00f);
-  q = fmaf(q, t, 2.2874820895e+00f);
-  q = fmaf(q, t, -1.1275115576e+00f);
-  q = fmaf(q, t, 2.7970261614e-01f);
-  q = fmaf(q, t, -2.1302965132e-01f);
-  q = fmaf(q, t, -7.9579170270e-02f);
-  q = fmaf(q, t, 8.3268376028e-02f);
-  q = fmaf(q, t, 3.7497034930e-01f);
-  q = fmaf(q, t, 1.0000014343e+00f);
-  q = fmaf(q, t, -1.9586593132e+00f);
+  const float q = horner(t, -1.7316917007e-01f, 9.5945130470e-01f, -2.1260744972e+00f,
+                         2.2874820895e+00f, -1.1275115576e+00f, 2.7970261614e-01f,
+                         -2.1302965132e-01f, -7.9579170270e-02f, 8.3268376028e-02f,
+                         3.7497034930e-01f, 1.0000014343e+00f, -1.9586593132e+00f);
   const float h = a * a;
   const float l = fmaf(a, a, -h);
   return t * expf(-0.5f * h) * __expf(fmaf(-0.5f, l, q));

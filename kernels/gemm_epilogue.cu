@@ -18,45 +18,23 @@
 #include <cuda_runtime.h>
 
 #include "gemm_epilogue.h"
+#include "common.cuh"
+#include "convert.cuh"
 #include "gelu.cuh"
 
 namespace {
 
 constexpr int kBlock = 256;
-constexpr int64_t kMaxGridX = 2147483647;
-constexpr int64_t kMaxGridY = 65535;
 
-template <typename T>
-struct el;
-template <>
-struct el<float> {
-  static constexpr bool kAcc = true;
-  __device__ static float get(float v) { return v; }
-  __device__ static float put(float v) { return v; }
-  __device__ static float putd(double v) { return (float)v; }
-};
-template <>
-struct el<__half> {
-  static constexpr bool kAcc = false;
-  __device__ static float get(__half v) { return __half2float(v); }
-  __device__ static __half put(float v) { return __float2half_rn(v); }
-  __device__ static __half putd(double v) { return __double2half(v); }
-};
-template <>
-struct el<__nv_bfloat16> {
-  static constexpr bool kAcc = false;
-  __device__ static float get(__nv_bfloat16 v) { return __bfloat162float(v); }
-  __device__ static __nv_bfloat16 put(float v) { return __float2bfloat16_rn(v); }
-  __device__ static __nv_bfloat16 putd(double v) { return __double2bfloat16(v); }
-};
+using gk::elem;
 
 template <typename T, int ACT>
 __device__ __forceinline__ T finish(double td, float tf) {
-  if (ACT == 0) return el<T>::putd(td);
+  if (ACT == 0) return elem<T>::from_d(td);
   float y;
   if (ACT == 1) y = tf != tf ? tf : fmaxf(tf, 0.0f);
-  else y = gk::gelu_fwd<ACT == 2 ? 0 : 1, el<T>::kAcc>(tf);
-  return el<T>::put(y);
+  else y = gk::gelu_fwd<ACT == 2 ? 0 : 1, elem<T>::kAcc>(tf);
+  return elem<T>::from_f(y);
 }
 
 template <typename T, int ACT>
@@ -70,11 +48,11 @@ __global__ void epilogue_kernel(T *out, int64_t rows, int64_t cols, int64_t line
     T *o = out + b * stride_out + c * ld_out;
     const T *x = in ? in + b * stride_in + c * ld_in : nullptr;
     const T *bb = bias ? bias + b * stride_bias : nullptr;
-    const float bcol = (bb && !bias_on_rows) ? el<T>::get(bb[c]) : 0.0f;
+    const float bcol = (bb && !bias_on_rows) ? elem<T>::to_f(bb[c]) : 0.0f;
     for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < rows;
          r += (int64_t)gridDim.x * blockDim.x) {
-      const float xv = x ? el<T>::get(x[r]) : 0.0f;
-      const float bv = bb ? (bias_on_rows ? el<T>::get(bb[r]) : bcol) : 0.0f;
+      const float xv = x ? elem<T>::to_f(x[r]) : 0.0f;
+      const float bv = bb ? (bias_on_rows ? elem<T>::to_f(bb[r]) : bcol) : 0.0f;
       if (ACT == 0) {
         o[r] = finish<T, 0>((double)scale * (double)xv + (double)bv, 0.0f);
       } else {
@@ -109,8 +87,8 @@ extern "C" gko_status_t gk_gemm_epilogue_launch(int dtype, int act, int64_t rows
   if (bx < 32) bx = 32;
   const int by = kBlock / bx;
   int64_t gx = (rows + bx - 1) / bx, gy = (lines + by - 1) / by;
-  if (gx > kMaxGridX) gx = kMaxGridX;
-  if (gy > kMaxGridY) gy = kMaxGridY;
+  gx = gk::grid_x(gx);
+  gy = gk::grid_y(gy);
   void *args[] = {(void *)&out,   (void *)&rows,       (void *)&cols,  (void *)&lines,
                   (void *)&ld_out, (void *)&stride_out, (void *)&in,    (void *)&ld_in,
                   (void *)&stride_in, (void *)&scale,   (void *)&bias,  (void *)&stride_bias,

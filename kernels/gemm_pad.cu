@@ -17,11 +17,11 @@
 #include <stdint.h>
 
 #include "gemm_pad.h"
+#include "common.cuh"
 
 namespace {
 
 constexpr int kBlock = 256;
-constexpr int64_t kMaxGridX = 2147483647;
 
 template <typename T>
 __global__ void __launch_bounds__(kBlock)
@@ -63,8 +63,7 @@ extern "C" gko_status_t gk_gemm_pad_launch(int esize, int64_t rows, int64_t cols
   const int64_t seg = 32 * (16 / esize);
   const int64_t lines = cols_dst * batch;
   const int64_t segs = lines * ((ld_dst + seg - 1) / seg);
-  int64_t grid = (segs + kBlock / 32 - 1) / (kBlock / 32);
-  if (grid > kMaxGridX) grid = kMaxGridX;
+  const int64_t grid = gk::grid_x((segs + kBlock / 32 - 1) / (kBlock / 32));
   void *args[] = {(void *)&src, (void *)&rows,    (void *)&cols,       (void *)&ld_src,
                   (void *)&stride_src, (void *)&dst, (void *)&ld_dst, (void *)&cols_dst,
                   (void *)&stride_dst, (void *)&lines};

@@ -13,18 +13,24 @@
 extern "C" {
 #endif
 
-/* kernels/gemm_wmma.cu: gko's WMMA Tensor-Core GEMM (f16/bf16 inputs, f32
+/* gko's WMMA / mma.sync Tensor-Core GEMM (f16/bf16 inputs, f32
  * accumulation, fused epilogue) in the lt view: D (m x n, column-major) =
  * act(alpha * op(A) op(B) + beta * C + bias), A stored m x k (opa 0) or
  * k x m (opa 1) column-major, B k x n (opb 0) or n x k (opb 1); batch b at
- * base + b * stride.  Two kernels:
- *   TILED   128 x 128 x 32 block tiles, 8 warps of 64 x 32, shared-memory
- *           stages (4 with cp.async on sm_80+, else 2 with register
- *           prefetch), epilogue fused in the kernel;
- *   SKINNY  min(m, n) <= 16 (decode): the big operand W streamed once,
- *           bnw rows of W per block, k split `splits` ways; splits > 1
- *           writes f32 partials to the workspace and a second kernel sums
- *           them in split order (deterministic) and applies the epilogue. */
+ * base + b * stride.  Two configurations:
+ *   TILED   (kernels/gemm_wmma_tiled.cu) 128 x 128 x 32 block tiles, 8
+ *           warps of 64 x 32, shared-memory stages (4 with cp.async on
+ *           sm_80+, else 2 with register prefetch), epilogue fused in the
+ *           kernel;
+ *   SKINNY  min(m, n) <= 16 (decode): the big operand W streamed once, k
+ *           split `splits` ways; splits > 1 writes f32 partials to the
+ *           workspace and a second kernel sums them in split order
+ *           (deterministic) and applies the epilogue.  Its kernels: SKINNY
+ *           proper (kernels/gemm_wmma_skinny.cu, bnw rows of W per block,
+ *           with the split-k sum) and, on sm_80+ where the layout allows,
+ *           DECODE (kernels/gemm_wmma_decode.cu, mma.sync on 16-byte
+ *           vectors).
+ * Setup and launch (these functions): kernels/gemm_wmma_launch.cu. */
 enum { GK_WMMA_TILED = 0, GK_WMMA_SKINNY = 1 };
 typedef struct gk_wmma_problem {
   int ab_dtype, cd_dtype; /* gko_dtype_t: F16 or BF16; cd ab or F32 */

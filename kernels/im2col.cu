@@ -30,7 +30,10 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <initializer_list>
+
 #include "im2col.h"
+#include "common.cuh"
 #include "im2col.cuh"
 
 namespace {
@@ -39,8 +42,6 @@ constexpr int kMaxBlock = 256;
 constexpr int kMaxRows = 64; /* rows per tile (shared-memory tables) */
 constexpr int kUnroll = 4;   /* NHWC items per thread per step */
 constexpr int64_t kFilterRowSmem = 48 * 1024; /* filter rows staged in shared memory */
-constexpr int64_t kMaxGridX = 2147483647;
-constexpr int64_t kMaxGridY = 65535;
 
 struct NhwcParams {
   int64_t rows;                 /* M = images * OH * OW */
@@ -70,10 +71,8 @@ __device__ __forceinline__ void nhwc_tiles(const NhwcParams &p, int64_t *s_x, in
       __syncthreads(); /* the previous tile's readers are done */
       for (uint32_t i = threadIdx.x; i < nrows; i += blockDim.x) {
         const uint32_t m = (uint32_t)(m0 + i); /* rows < 2^31 */
-        const uint32_t n = gk::fdiv(p.d_ohw, m);
-        const uint32_t pix = m - n * p.ohw;
-        const uint32_t oh = gk::fdiv(p.d_ow, pix);
-        const uint32_t ow = pix - oh * p.ow;
+        const auto [n, pix] = gk::divmod(p.d_ohw, p.ohw, m);
+        const auto [oh, ow] = gk::divmod(p.d_ow, p.ow, pix);
         s_x[i] = (int64_t)n * p.img + g * p.cgv;
         s_ih[i] = (int64_t)oh * p.stride_h - p.pad_h;
         s_iw[i] = (int64_t)ow * p.stride_w - p.pad_w;
@@ -97,8 +96,8 @@ __global__ void __launch_bounds__(kMaxBlock)
     const uint32_t bd = blockDim.x;
     /* kUnroll items per thread per step: their loads are independent and
      * issued back to back, so each thread keeps kUnroll reads in flight
-     * (one at a time measured 2.6 TB/s of the 4.26 copy bandwidth on the
-     * H200) */
+     * (one at a time fell well short of the copy bandwidth; measured:
+     * docs/conv.md) */
     for (uint32_t base = threadIdx.x; base < items; base += kUnroll * bd) {
       V v[kUnroll];
 #pragma unroll
@@ -106,13 +105,10 @@ __global__ void __launch_bounds__(kMaxBlock)
         const uint32_t it = base + u * bd;
         v[u] = V();
         if (it < items) {
-          const uint32_t lr = gk::fdiv(p.d_kpv, it);
-          const uint32_t q = it - lr * p.kpv;
+          const auto [lr, q] = gk::divmod(p.d_kpv, p.kpv, it);
           if (q < p.lv) {
-            const uint32_t rs = gk::fdiv(p.d_cgv, q);
-            const uint32_t cv = q - rs * p.cgv;
-            const uint32_t r = gk::fdiv(p.d_s, rs);
-            const uint32_t s = rs - r * p.s;
+            const auto [rs, cv] = gk::divmod(p.d_cgv, p.cgv, q);
+            const auto [r, s] = gk::divmod(p.d_s, p.s, rs);
             const int64_t ih = s_ih[lr] + (int64_t)r * p.dil_h;
             const int64_t iw = s_iw[lr] + (int64_t)s * p.dil_w;
             if (ih >= 0 && ih < p.h && iw >= 0 && iw < p.w)
@@ -133,8 +129,9 @@ __global__ void __launch_bounds__(kMaxBlock)
  * C/groups odd for f16, e.g. an RGB stem: C = 3): each thread assembles one
  * 16-byte vector of a column-matrix row from 16 / ES scalar loads -- all
  * issued before the store -- and stores it whole, walking (r, s, c) by
- * increments from one division.  im2col_nhwc<2> stored 2 bytes at a time:
- * 209 of 268 us for ResNet-18's stem at N = 32, f16 (H200).  Units of p
+ * increments from one division.  im2col_nhwc<2> stored 2 bytes at a time
+ * and took most of ResNet-18's stem layer (measured: docs/performance.md).
+ * Units of p
  * are elements here (cv = C, cgv = Cg, lv = L, kpv = kp); kp is a multiple
  * of 16 bytes, so the rows are whole vectors. */
 template <int ES>
@@ -149,12 +146,10 @@ __global__ void __launch_bounds__(kMaxBlock)
     uint4 *__restrict__ out = col + (g * p.group_col + m0 * p.kpv) / VE;
     const uint32_t items = nrows * p.kpo; /* < 64 * 2^25 */
     for (uint32_t it = threadIdx.x; it < items; it += blockDim.x) {
-      const uint32_t lr = gk::fdiv(p.d_kpo, it);
-      const uint32_t j0 = (it - lr * p.kpo) * VE;
-      uint32_t rs = gk::fdiv(p.d_cgv, j0);
-      uint32_t c = j0 - rs * p.cgv;
-      uint32_t r = gk::fdiv(p.d_s, rs);
-      uint32_t s = rs - r * p.s;
+      const auto [lr, jv] = gk::divmod(p.d_kpo, p.kpo, it);
+      const uint32_t j0 = jv * VE;
+      auto [rs, c] = gk::divmod(p.d_cgv, p.cgv, j0);
+      auto [r, s] = gk::divmod(p.d_s, p.s, rs);
       const int64_t xo = s_x[lr], ih0 = s_ih[lr], iw0 = s_iw[lr];
       union {
         T e[VE];
@@ -206,15 +201,11 @@ __global__ void __launch_bounds__(kMaxBlock)
     __syncthreads();
     for (uint32_t i = threadIdx.x; i < nrows; i += blockDim.x) {
       const uint32_t row = (uint32_t)(row0 + i); /* rows < 2^31 */
-      const uint32_t img = gk::fdiv(p.d_gkp, row);
-      const uint32_t rem = row - img * p.gkp;
-      const uint32_t g = gk::fdiv(p.d_kp, rem);
-      const uint32_t j = rem - g * p.kp;
+      const auto [img, rem] = gk::divmod(p.d_gkp, p.gkp, row);
+      const auto [g, j] = gk::divmod(p.d_kp, p.kp, rem);
       if (j < p.l) {
-        const uint32_t cl = gk::fdiv(p.d_rs, j);
-        const uint32_t rs = j - cl * p.rs;
-        const uint32_t r = gk::fdiv(p.d_s, rs);
-        const uint32_t s = rs - r * p.s;
+        const auto [cl, rs] = gk::divmod(p.d_rs, p.rs, j);
+        const auto [r, s] = gk::divmod(p.d_s, p.s, rs);
         s_x[i] = ((int64_t)img * p.c + (int64_t)g * p.cg + cl) * p.hw;
         s_dh[i] = (int64_t)r * p.dil_h - p.pad_h;
         s_dw[i] = (int64_t)s * p.dil_w - p.pad_w;
@@ -228,8 +219,7 @@ __global__ void __launch_bounds__(kMaxBlock)
     uint4 *__restrict__ out = col + row0 * p.ohwv;
     const uint32_t items = nrows * p.ohwv;
     for (uint32_t it = threadIdx.x; it < items; it += blockDim.x) {
-      const uint32_t lr = gk::fdiv(p.d_ohwv, it);
-      const uint32_t pv = it - lr * p.ohwv;
+      const auto [lr, pv] = gk::divmod(p.d_ohwv, p.ohwv, it);
       const int64_t xo = s_x[lr];
       union {
         T e[VE];
@@ -243,8 +233,7 @@ __global__ void __launch_bounds__(kMaxBlock)
         for (int k = 0; k < VE; k++) {
           const uint32_t pix = p0 + k;
           if (pix < p.ohw) {
-            const uint32_t oh = gk::fdiv(p.d_ow, pix);
-            const uint32_t ow = pix - oh * p.ow;
+            const auto [oh, ow] = gk::divmod(p.d_ow, p.ow, pix);
             const int64_t ih = (int64_t)oh * p.stride_h + dh;
             const int64_t iw = (int64_t)ow * p.stride_w + dw;
             if (ih >= 0 && ih < p.h && iw >= 0 && iw < p.w) u.e[k] = x[xo + ih * p.w + iw];
@@ -270,7 +259,7 @@ __global__ void filter_krsc(const void *srcp, void *dstp, int64_t k, uint32_t rs
     for (uint32_t j = blockIdx.x * blockDim.x + threadIdx.x; j < kp; j += gridDim.x * blockDim.x) {
       T v = T(0);
       if (j < l) {
-        const uint32_t t = gk::fdiv(d_cg, j), c = j - t * d_cg.d;
+        const auto [t, c] = gk::divmod(d_cg, d_cg.d, j);
         v = src[(kk * d_cg.d + c) * rs + t];
       }
       dst[kk * kp + j] = v;
@@ -283,8 +272,8 @@ __global__ void filter_krsc(const void *srcp, void *dstp, int64_t k, uint32_t rs
  * of a thread's loads issued before any is used; then writes the reordered
  * row 16 bytes at a time (kp is a multiple of 16 bytes).  filter_krsc's
  * direct gather reads each row rs times with a stride of rs elements
- * between neighbouring threads (12.2 us for a 512 x 512 x 3 x 3 f16 filter
- * on the H200, under 0.8 TB/s). */
+ * between neighbouring threads, far below the copy bandwidth (measured:
+ * docs/conv.md). */
 template <typename T>
 __global__ void __launch_bounds__(kMaxBlock)
     filter_krsc_rows(const void *srcp, void *dstp, int64_t k, uint32_t rs, uint32_t kp,
@@ -333,7 +322,7 @@ __global__ void __launch_bounds__(kMaxBlock)
         const uint32_t j = jv * VE + e;
         T v = T(0);
         if (j < l) {
-          const uint32_t t = gk::fdiv(d_cg, j), c = j - t * d_cg.d;
+          const auto [t, c] = gk::divmod(d_cg, d_cg.d, j);
           v = row[c * rs + t];
         }
         o.e[e] = v;
@@ -347,7 +336,7 @@ __global__ void __launch_bounds__(kMaxBlock)
  * image through 32 x 32 tiles in shared memory (the padding column keeps
  * the column reads free of bank conflicts), so that both the loads and the
  * stores run along contiguous memory.  (64 x 64 tiles of single
- * elements, 16 per thread, measured 5-8 us slower per layer on the H200;
+ * elements, 16 per thread, were slower when measured for commit 5578de8;
  * transpose_pairs below moves pairs instead, where the shapes allow.) */
 constexpr int kTile = 32, kTileRows = 8;
 template <typename T>
@@ -380,8 +369,8 @@ __global__ void __launch_bounds__(kTile *kTileRows)
  * aligned to two elements: 64 x 64 tiles, each thread moving element pairs
  * (P = two T) -- a warp loads and stores 64 elements (128 bytes for f16)
  * per row instead of 32, and a thread keeps 8 independent loads in
- * flight.  The scalar kernel above measured about 1 TB/s on f16 ResNet-18
- * activations (25 us for 12.8 MB each way on the H200).  The tile's rows
+ * flight; the scalar kernel above reached only a fraction of the copy
+ * bandwidth on f16 activations (measured: docs/conv.md).  The tile's rows
  * are 65 elements, so for f16 the column reads of the store phase (rows
  * 2i and 2i+1 of one column) fall in distinct banks; 4-byte elements
  * conflict two ways. */
@@ -450,6 +439,33 @@ const void *nchw_kernel(int es) {
   return es == 2 ? (const void *)im2col_nchw<2> : (const void *)im2col_nchw<4>;
 }
 
+/* What both layouts' parameters hold: the input's height and width, the
+ * window's strides, padding and dilation, the filter's width, the output's
+ * width and pixels per image. */
+template <typename P>
+void set_window(P &p, const gk_im2col_args *a) {
+  p.h = a->h;
+  p.w = a->w;
+  p.stride_h = a->stride_h;
+  p.stride_w = a->stride_w;
+  p.pad_h = a->pad_h;
+  p.pad_w = a->pad_w;
+  p.dil_h = a->dil_h;
+  p.dil_w = a->dil_w;
+  p.s = (uint32_t)a->s;
+  p.ow = (uint32_t)a->ow;
+  p.ohw = (uint32_t)(a->oh * a->ow);
+}
+
+/* gk_fastdiv_init of each (divider, divisor) pair. */
+struct DivInit {
+  gk_fastdiv *f;
+  uint32_t d;
+};
+void init_divs(std::initializer_list<DivInit> divs) {
+  for (const DivInit &v : divs) gk_fastdiv_init(v.f, v.d);
+}
+
 /* Rows per tile: about `widths` block-widths of items per tile, at most
  * kMaxRows. */
 uint32_t rows_per_tile(int block, int64_t per_row, int widths) {
@@ -492,72 +508,41 @@ extern "C" gko_status_t gk_im2col_launch(const gk_im2col_args *a) {
   if (a->layout == GKO_CONV_LAYOUT_NHWC) {
     const int vb = a->vec_bytes, ve = vb / a->es;
     NhwcParams p;
+    set_window(p, a);
     p.rows = a->images * a->oh * a->ow;
-    p.h = a->h;
-    p.w = a->w;
     p.cv = a->c / ve;
     p.img = a->h * a->w * p.cv;
-    p.stride_h = a->stride_h;
-    p.stride_w = a->stride_w;
-    p.pad_h = a->pad_h;
-    p.pad_w = a->pad_w;
-    p.dil_h = a->dil_h;
-    p.dil_w = a->dil_w;
     p.groups = a->groups;
     p.cgv = (uint32_t)(a->cg / ve);
     p.lv = (uint32_t)(a->l / ve);
     p.kpv = (uint32_t)(a->kp / ve);
     p.group_col = p.rows * (int64_t)p.kpv;
-    p.s = (uint32_t)a->s;
-    p.ohw = (uint32_t)(a->oh * a->ow);
-    p.ow = (uint32_t)a->ow;
     const bool gather = vb <= a->es; /* as nhwc_kernel */
     p.kpo = (uint32_t)(a->kp * a->es / 16);
     p.rpb = rows_per_tile(block, gather ? p.kpo : p.kpv, 2 * kUnroll);
-    gk_fastdiv_init(&p.d_kpv, p.kpv);
-    gk_fastdiv_init(&p.d_kpo, p.kpo);
-    gk_fastdiv_init(&p.d_cgv, p.cgv);
-    gk_fastdiv_init(&p.d_s, p.s);
-    gk_fastdiv_init(&p.d_ohw, p.ohw);
-    gk_fastdiv_init(&p.d_ow, p.ow);
-    int64_t gx = (p.rows + p.rpb - 1) / p.rpb, gy = a->groups;
-    if (gx > kMaxGridX) gx = kMaxGridX;
-    if (gy > kMaxGridY) gy = kMaxGridY;
+    init_divs({{&p.d_kpv, p.kpv}, {&p.d_kpo, p.kpo}, {&p.d_cgv, p.cgv}, {&p.d_s, p.s},
+               {&p.d_ohw, p.ohw}, {&p.d_ow, p.ow}});
+    const int64_t gx = gk::grid_x((p.rows + p.rpb - 1) / p.rpb), gy = gk::grid_y(a->groups);
     void *args[] = {(void *)&a->x, (void *)&a->col, (void *)&p};
     e = cudaLaunchKernel(nhwc_kernel(vb, a->es), dim3((unsigned)gx, (unsigned)gy), dim3(block),
                          args, 0, (cudaStream_t)a->stream);
   } else {
     const int ve = 16 / a->es;
     NchwParams p;
+    set_window(p, a);
     p.rows = a->images * a->groups * a->kp;
-    p.h = a->h;
-    p.w = a->w;
     p.hw = a->h * a->w;
     p.c = a->c;
     p.cg = a->cg;
-    p.stride_h = a->stride_h;
-    p.stride_w = a->stride_w;
-    p.pad_h = a->pad_h;
-    p.pad_w = a->pad_w;
-    p.dil_h = a->dil_h;
-    p.dil_w = a->dil_w;
     p.gkp = (uint32_t)(a->groups * a->kp);
     p.kp = (uint32_t)a->kp;
     p.l = (uint32_t)a->l;
     p.rs = (uint32_t)(a->r * a->s);
-    p.s = (uint32_t)a->s;
-    p.ohw = (uint32_t)(a->oh * a->ow);
-    p.ow = (uint32_t)a->ow;
     p.ohwv = (uint32_t)(a->ohw_ld / ve);
     p.rpb = rows_per_tile(block, p.ohwv, 2);
-    gk_fastdiv_init(&p.d_gkp, p.gkp);
-    gk_fastdiv_init(&p.d_kp, p.kp);
-    gk_fastdiv_init(&p.d_rs, p.rs);
-    gk_fastdiv_init(&p.d_s, p.s);
-    gk_fastdiv_init(&p.d_ohwv, p.ohwv);
-    gk_fastdiv_init(&p.d_ow, p.ow);
-    int64_t gx = (p.rows + p.rpb - 1) / p.rpb;
-    if (gx > kMaxGridX) gx = kMaxGridX;
+    init_divs({{&p.d_gkp, p.gkp}, {&p.d_kp, p.kp}, {&p.d_rs, p.rs}, {&p.d_s, p.s},
+               {&p.d_ohwv, p.ohwv}, {&p.d_ow, p.ow}});
+    const int64_t gx = gk::grid_x((p.rows + p.rpb - 1) / p.rpb);
     void *args[] = {(void *)&a->x, (void *)&a->col, (void *)&p};
     e = cudaLaunchKernel(nchw_kernel(a->es), dim3((unsigned)gx), dim3(block), args, 0,
                          (cudaStream_t)a->stream);
@@ -581,14 +566,14 @@ extern "C" gko_status_t gk_conv_filter_krsc_launch(int es, int64_t k, int64_t cg
    * of 16 bytes (both checked, not assumed) */
   if (rs > 1 && row_bytes <= kFilterRowSmem && (kp * es) % 16 == 0 && (uintptr_t)dst % 16 == 0) {
     /* one row per block at a time, no more blocks than rows */
-    int64_t gx = k < kMaxGridX ? k : kMaxGridX;
+    const int64_t gx = gk::grid_x(k);
     const void *fn = es == 2 ? (const void *)filter_krsc_rows<unsigned short>
                              : (const void *)filter_krsc_rows<unsigned int>;
     e = cudaLaunchKernel(fn, dim3((unsigned)gx), dim3(kMaxBlock), args, (size_t)row_bytes,
                          (cudaStream_t)stream);
   } else {
-    int64_t gx = (kp + kMaxBlock - 1) / kMaxBlock, gy = k;
-    if (gy > kMaxGridY) gy = kMaxGridY; /* grid-stride loops cover the rest */
+    /* grid-stride loops cover the rows past grid y */
+    const int64_t gx = (kp + kMaxBlock - 1) / kMaxBlock, gy = gk::grid_y(k);
     const void *fn = es == 2 ? (const void *)filter_krsc<unsigned short>
                              : (const void *)filter_krsc<unsigned int>;
     e = cudaLaunchKernel(fn, dim3((unsigned)gx, (unsigned)gy), dim3(kMaxBlock), args, 0,
@@ -607,10 +592,8 @@ extern "C" gko_status_t gk_transpose_batched_launch(int es, int64_t rows, int64_
   const bool pairs = rows % 2 == 0 && cols % 2 == 0 && (uintptr_t)src % pair == 0 &&
                      (uintptr_t)dst % pair == 0;
   const int tile = pairs ? kPTile : kTile;
-  int64_t gx = (cols + tile - 1) / tile, gy = (rows + tile - 1) / tile, gz = batch;
-  if (gx > kMaxGridX) gx = kMaxGridX;
-  if (gy > kMaxGridY) gy = kMaxGridY;
-  if (gz > kMaxGridY) gz = kMaxGridY;
+  const int64_t gx = gk::grid_x((cols + tile - 1) / tile);
+  const int64_t gy = gk::grid_y((rows + tile - 1) / tile), gz = gk::grid_y(batch);
   const void *fn;
   if (pairs)
     fn = es == 2 ? (const void *)transpose_pairs<unsigned short, unsigned int>

@@ -11,11 +11,12 @@
  * step's B vectors are in flight; no shuffles, so the groups of a warp run
  * independent loops and registers stay under 64 (occupancy is what hides
  * the gather latency: the first design, with register-staged entries and
- * 80-128 registers, ran at 12 % achieved occupancy on the H200).  Rows
- * longer than the plan's long_len are skipped by the row blocks and cut
- * into near-equal segments that the blocks after them process into f32
- * partial sums in the workspace; segfix_kernel then adds each long row's
- * segments in order and writes alpha * sum + beta * C once (deterministic).
+ * 80-128 registers, ran at a low achieved occupancy; measured:
+ * docs/spmm.md).  Rows longer than the plan's long_len are skipped by the
+ * row blocks and cut into near-equal segments that the blocks after them
+ * process into f32 partial sums in the workspace; segfix_kernel then adds
+ * each long row's segments in order and writes alpha * sum + beta * C once
+ * (deterministic).
  *
  * MERGE uses a second lane mapping.  A warp holds one group of
  * G = 2^(lg_gc + lg_gk) = 32 lanes.  Lane gl has a column part cp = gl % Gc
@@ -50,11 +51,12 @@
 
 #include "sparse.h"
 #include "spmm_model.h"
-#include "spmm.cuh"
+#include "common.cuh"
+#include "convert.cuh"
 
 namespace {
 
-using gk_sparse::elt;
+using gk::elem;
 
 constexpr unsigned kFull = 0xffffffffu;
 constexpr int kMaxBlock = 256;
@@ -67,7 +69,6 @@ constexpr int kFixBlock = 128;
  * lane); the kernel is bounded to 64 registers (4 blocks of 256 per SM):
  * it is latency-bound, and warps in flight are what hides the latency */
 constexpr int kUnroll = 4;
-constexpr int64_t kMaxGrid = 2147483647;
 
 /* Everything a kernel needs, by value (kernel parameter space). */
 struct Params {
@@ -92,6 +93,20 @@ struct Params {
   const int64_t *seg;
   int seg_first;
 };
+
+/* p's matrices with their types: A's row_ptr, col_ind and values, B, C. */
+template <typename T, typename I>
+struct Operands {
+  const I *rp, *ci;
+  const T *va, *B;
+  T *C;
+};
+template <typename T, typename I>
+__device__ __forceinline__ Operands<T, I> operands(const Params &p) {
+  return Operands<T, I>{static_cast<const I *>(p.rp), static_cast<const I *>(p.ci),
+                        static_cast<const T *>(p.va), static_cast<const T *>(p.B),
+                        static_cast<T *>(p.C)};
+}
 
 template <int VW>
 struct Raw {
@@ -123,7 +138,7 @@ struct Cols {
 template <typename T, int VW>
 __device__ __forceinline__ typename Raw<VW>::type load_b(const T *B, int64_t off, int cnt) {
   if constexpr (VW == 1) {
-    return cnt > 0 ? elt<T>::load(B + off) : 0.0f;
+    return cnt > 0 ? elem<T>::load(B + off) : 0.0f;
   } else {
     union {
       uint4 u;
@@ -147,7 +162,7 @@ __device__ __forceinline__ void fma_raw(float w, const typename Raw<VW>::type &r
     acc[0] = fmaf(w, r, acc[0]);
   } else {
     float f[VW];
-    elt<T>::unpack(r, f);
+    elem<T>::unpack(r, f);
 #pragma unroll
     for (int e = 0; e < VW; e++) acc[e] = fmaf(w, f[e], acc[e]);
   }
@@ -168,14 +183,14 @@ __device__ __forceinline__ void accumulate(const Params &p, const I *ci, const T
   float v_next = 0.0f;
   if (gl < len) {
     c_next = ci[a + gl];
-    v_next = elt<T>::to_f(va[a + gl]);
+    v_next = elem<T>::to_f(va[a + gl]);
   }
   for (int64_t h = 0; h < maxlen; h += G) {
     const I c_cur = c_next;
     const float v_cur = v_next;
     if (h + G < maxlen && h + G + gl < len) { /* prefetch the next chunk */
       c_next = ci[a + h + G + gl];
-      v_next = elt<T>::to_f(va[a + h + G + gl]);
+      v_next = elem<T>::to_f(va[a + h + G + gl]);
     }
     const int64_t rem = maxlen - h;
     const int iters = rem >= G ? per_chunk : (int)((rem + (1 << lg_gk) - 1) >> lg_gk);
@@ -216,6 +231,35 @@ __device__ __forceinline__ void reduce_parts(float (&acc)[NV][VW], int lg_gc, in
       for (int e = 0; e < VW; e++) acc[q][e] += __shfl_xor_sync(kFull, acc[q][e], s);
 }
 
+/* *dst = v + beta * *dst, rounded once (*dst not read when beta == 0). */
+template <typename T>
+__device__ __forceinline__ void store_c(const Params &p, T *dst, float v) {
+  if (p.beta != 0.0f) v = fmaf(p.beta, elem<T>::to_f(*dst), v);
+  *dst = elem<T>::from_f(v);
+}
+
+/* The fix-up kernels' body: one block per row of runs, runs[3 b] = (row,
+ * x, y); C[row, j] = alpha * sum + beta * C[row, j] for every column j,
+ * sum in a fixed order: SEG (ROW_SPLIT's long rows) the partials of
+ * segments x .. x + y - 1, else (MERGE) the tails of units x .. y - 1 and
+ * the head of unit y. */
+template <typename T, bool SEG>
+__device__ __forceinline__ void fix_row(const Params &p) {
+  const int64_t row = p.runs[3 * blockIdx.x];
+  const int64_t x = p.runs[3 * blockIdx.x + 1], y = p.runs[3 * blockIdx.x + 2];
+  T *C = static_cast<T *>(p.C);
+  for (int64_t j = threadIdx.x; j < p.n; j += blockDim.x) {
+    float sum = 0.0f;
+    if (SEG) {
+      for (int64_t s = x; s < x + y; s++) sum += p.partials[s * p.npad + j];
+    } else {
+      for (int64_t u = x; u < y; u++) sum += p.partials[(2 * u + 1) * p.npad + j];
+      sum += p.partials[2 * y * p.npad + j];
+    }
+    store_c<T>(p, C + row * p.scr + j * p.scc, p.alpha * sum);
+  }
+}
+
 /* C[r, cols] = alpha * acc + beta * C[r, cols] (C not read when beta == 0). */
 template <typename T, int VW, int NV>
 __device__ __forceinline__ void store_row(const Params &p, T *C, int64_t r,
@@ -234,11 +278,11 @@ __device__ __forceinline__ void store_row(const Params &p, T *C, int64_t r,
         uint4 *dst = reinterpret_cast<uint4 *>(C + off);
         if (p.beta != 0.0f) {
           float c[VW];
-          elt<T>::unpack(__ldcs(dst), c);
+          elem<T>::unpack(__ldcs(dst), c);
 #pragma unroll
           for (int e = 0; e < VW; e++) o[e] = fmaf(p.beta, c[e], o[e]);
         }
-        __stcs(dst, elt<T>::pack(o));
+        __stcs(dst, elem<T>::pack(o));
         done = true;
       }
     }
@@ -246,10 +290,7 @@ __device__ __forceinline__ void store_row(const Params &p, T *C, int64_t r,
 #pragma unroll
       for (int e = 0; e < VW; e++) {
         if (e >= cnt) break;
-        T *dst = C + off + e * p.scc;
-        float v = o[e];
-        if (p.beta != 0.0f) v = fmaf(p.beta, elt<T>::to_f(*dst), v);
-        *dst = elt<T>::from_f(v);
+        store_c<T>(p, C + off + e * p.scc, o[e]);
       }
     }
   }
@@ -288,6 +329,30 @@ __device__ __forceinline__ void zero(float (&acc)[NV][VW]) {
 
 /* ---- ROW_SPLIT ------------------------------------------------------------ */
 
+/* The U entries [base, base + U) of col_ind / values into c, v (those at
+ * lim or past it as 0). */
+template <typename T, typename I, int U>
+__device__ __forceinline__ void fetch_entries(const I *ci, const T *va, int64_t base, int64_t lim,
+                                              I (&c)[U], float (&v)[U]) {
+#pragma unroll
+  for (int u = 0; u < U; u++) {
+    const bool ok = base + u < lim;
+    c[u] = ok ? ci[base + u] : 0;
+    v[u] = ok ? elem<T>::to_f(va[base + u]) : 0.0f;
+  }
+}
+
+/* The B vectors (or elements) of the U entries j .. j + U - 1 (of the
+ * row's e) whose columns are in c: column offset cb, cnt elements each. */
+template <typename T, typename I, int VW, int U>
+__device__ __forceinline__ void load_entries_b(const Params &p, const T *B, const I (&c)[U],
+                                               int64_t j, int64_t e, int64_t cb, int cnt,
+                                               typename Raw<VW>::type (&r)[U]) {
+#pragma unroll
+  for (int u = 0; u < U; u++)
+    r[u] = load_b<T, VW>(B, (int64_t)c[u] * p.sbr + cb, j + u < e ? cnt : 0);
+}
+
 /* Entries [a, e) of one row (or segment) into acc: kUnroll entries per
  * step, their col_ind/values read by every lane of the group (one
  * broadcast transaction each, L1-cached), the next step's read while this
@@ -300,27 +365,15 @@ __device__ __forceinline__ void lean_accumulate(const Params &p, const I *ci, co
   constexpr int U = kUnroll;
   I c[U];
   float v[U];
-#pragma unroll
-  for (int u = 0; u < U; u++) {
-    const bool ok = a + u < e;
-    c[u] = ok ? ci[a + u] : 0;
-    v[u] = ok ? elt<T>::to_f(va[a + u]) : 0.0f;
-  }
+  fetch_entries<T, I, U>(ci, va, a, e, c, v);
   const int64_t cb = col * p.sbc;
   for (int64_t j = a; j < e; j += U) {
     typename Raw<VW>::type r[U];
-#pragma unroll
-    for (int u = 0; u < U; u++)
-      r[u] = load_b<T, VW>(B, (int64_t)c[u] * p.sbr + cb, j + u < e ? cnt : 0);
+    load_entries_b<T, I, VW, U>(p, B, c, j, e, cb, cnt, r);
     float w[U];
 #pragma unroll
-    for (int u = 0; u < U; u++) {
-      w[u] = v[u];
-      const int64_t t = j + U + u;
-      const bool ok = t < e;
-      c[u] = ok ? ci[t] : 0;
-      v[u] = ok ? elt<T>::to_f(va[t]) : 0.0f;
-    }
+    for (int u = 0; u < U; u++) w[u] = v[u];
+    fetch_entries<T, I, U>(ci, va, j + U, e, c, v);
 #pragma unroll
     for (int u = 0; u < U; u++) fma_raw<T, VW>(w[u], r[u], acc);
   }
@@ -357,11 +410,7 @@ __device__ __forceinline__ void row_bounds(const Params &p, const I *rp, int64_t
  * first. */
 template <typename T, typename I, int VW, int NV>
 __global__ void __launch_bounds__(kMaxBlock, 4) rowsplit_kernel(Params p) {
-  const I *rp = static_cast<const I *>(p.rp);
-  const I *ci = static_cast<const I *>(p.ci);
-  const T *va = static_cast<const T *>(p.va);
-  const T *B = static_cast<const T *>(p.B);
-  T *C = static_cast<T *>(p.C);
+  const auto [rp, ci, va, B, C] = operands<T, I>(p);
   const int lane = threadIdx.x & 31;
   const int g = lane >> p.lg_gc;
   const int cp = lane & ((1 << p.lg_gc) - 1);
@@ -391,12 +440,7 @@ __global__ void __launch_bounds__(kMaxBlock, 4) rowsplit_kernel(Params p) {
     if (r < p.m) row_bounds<I>(p, rp, r, a, e, skip);
     I c[U];
     float v[U];
-#pragma unroll
-    for (int u = 0; u < U; u++) {
-      const bool ok = a + u < e;
-      c[u] = ok ? ci[a + u] : 0;
-      v[u] = ok ? elt<T>::to_f(va[a + u]) : 0.0f;
-    }
+    fetch_entries<T, I, U>(ci, va, a, e, c, v);
     while (r < p.m) {
       int64_t col;
       int cnt;
@@ -416,30 +460,18 @@ __global__ void __launch_bounds__(kMaxBlock, 4) rowsplit_kernel(Params p) {
       const int64_t cb = col * p.sbc;
       for (int64_t j = a; j < e; j += U) {
         typename Raw<VW>::type rb[U];
-#pragma unroll
-        for (int u = 0; u < U; u++)
-          rb[u] = load_b<T, VW>(B, (int64_t)c[u] * p.sbr + cb, j + u < e ? cnt : 0);
+        load_entries_b<T, I, VW, U>(p, B, c, j, e, cb, cnt, rb);
         float w[U];
         const bool last = j + U >= e;
         const int64_t base = last ? a2 : j + U, lim = last ? e2 : e;
 #pragma unroll
-        for (int u = 0; u < U; u++) {
-          w[u] = v[u];
-          const bool ok = base + u < lim;
-          c[u] = ok ? ci[base + u] : 0;
-          v[u] = ok ? elt<T>::to_f(va[base + u]) : 0.0f;
-        }
+        for (int u = 0; u < U; u++) w[u] = v[u];
+        fetch_entries<T, I, U>(ci, va, base, lim, c, v);
 #pragma unroll
         for (int u = 0; u < U; u++) fma_raw<T, VW>(w[u], rb[u], acc[0]);
       }
-      if (a >= e) { /* no step ran: the next item's first step now */
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-          const bool ok = a2 + u < e2;
-          c[u] = ok ? ci[a2 + u] : 0;
-          v[u] = ok ? elt<T>::to_f(va[a2 + u]) : 0.0f;
-        }
-      }
+      if (a >= e) /* no step ran: the next item's first step now */
+        fetch_entries<T, I, U>(ci, va, a2, e2, c, v);
       if (!skip) {
         Cols<VW, 1> cbs;
         cbs.col[0] = col;
@@ -480,17 +512,7 @@ __global__ void __launch_bounds__(kMaxBlock, 4) rowsplit_kernel(Params p) {
  * C[row] = alpha * (sum of its segments in order) + beta * C[row]. */
 template <typename T>
 __global__ void __launch_bounds__(kFixBlock) segfix_kernel(Params p) {
-  const int64_t row = p.runs[3 * blockIdx.x];
-  const int64_t s0 = p.runs[3 * blockIdx.x + 1], ns = p.runs[3 * blockIdx.x + 2];
-  T *C = static_cast<T *>(p.C);
-  for (int64_t j = threadIdx.x; j < p.n; j += blockDim.x) {
-    float sum = 0.0f;
-    for (int64_t s = s0; s < s0 + ns; s++) sum += p.partials[s * p.npad + j];
-    T *dst = C + row * p.scr + j * p.scc;
-    float v = p.alpha * sum;
-    if (p.beta != 0.0f) v = fmaf(p.beta, elt<T>::to_f(*dst), v);
-    *dst = elt<T>::from_f(v);
-  }
+  fix_row<T, true>(p);
 }
 
 /* ---- MERGE ------------------------------------------------------------------- */
@@ -499,11 +521,7 @@ template <typename T, typename I, int VW, int NV>
 __global__ void __maxnreg__(kMaxRegs) merge_kernel(Params p) {
   const int64_t u = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5;
   if (u >= p.units) return; /* the whole warp */
-  const I *rp = static_cast<const I *>(p.rp);
-  const I *ci = static_cast<const I *>(p.ci);
-  const T *va = static_cast<const T *>(p.va);
-  const T *B = static_cast<const T *>(p.B);
-  T *C = static_cast<T *>(p.C);
+  const auto [rp, ci, va, B, C] = operands<T, I>(p);
   const int lane = threadIdx.x & 31;
   const int cp = lane & ((1 << p.lg_gc) - 1);
   const int kp = lane >> p.lg_gc;
@@ -545,18 +563,7 @@ __global__ void __maxnreg__(kMaxRegs) merge_kernel(Params p) {
  * completing) + beta * C[row], summed in unit order. */
 template <typename T>
 __global__ void __launch_bounds__(kFixBlock) fixup_kernel(Params p) {
-  const int64_t row = p.runs[3 * blockIdx.x];
-  const int64_t u0 = p.runs[3 * blockIdx.x + 1], u1 = p.runs[3 * blockIdx.x + 2];
-  T *C = static_cast<T *>(p.C);
-  for (int64_t j = threadIdx.x; j < p.n; j += blockDim.x) {
-    float sum = 0.0f;
-    for (int64_t u = u0; u < u1; u++) sum += p.partials[(2 * u + 1) * p.npad + j];
-    sum += p.partials[2 * u1 * p.npad + j];
-    T *dst = C + row * p.scr + j * p.scc;
-    float v = p.alpha * sum;
-    if (p.beta != 0.0f) v = fmaf(p.beta, elt<T>::to_f(*dst), v);
-    *dst = elt<T>::from_f(v);
-  }
+  fix_row<T, false>(p);
 }
 
 /* ---- SCALE: C = beta * C (no entries) ----------------------------------------- */
@@ -571,7 +578,7 @@ __global__ void __launch_bounds__(256) scale_kernel(Params p) {
     const int64_t r = p.scc == 1 ? i / p.n : i % p.m;
     const int64_t j = p.scc == 1 ? i % p.n : i / p.m;
     T *dst = C + r * p.scr + j * p.scc;
-    *dst = elt<T>::from_f(p.beta == 0.0f ? 0.0f : p.beta * elt<T>::to_f(*dst));
+    *dst = elem<T>::from_f(p.beta == 0.0f ? 0.0f : p.beta * elem<T>::to_f(*dst));
   }
 }
 
@@ -706,8 +713,9 @@ extern "C" gko_status_t gk_spmm_launch(const gk_spmm_args *a) {
   if (a->kernel != GKO_SPMM_KERNEL_SCALE) {
     const gk_spmm_shape &sh = a->shape;
     const bool ok = sh.block >= 32 && sh.block <= kMaxBlock && sh.block % 32 == 0 &&
-                    sh.grid >= 1 && sh.grid <= kMaxGrid && sh.lg_gc >= 0 && sh.lg_gk >= 0 &&
-                    sh.lg_r >= 0 && sh.lg_gc + sh.lg_gk + sh.lg_r == 5 && sh.ntiles >= 1 &&
+                    sh.grid >= 1 && sh.grid <= gk::kMaxGridX && sh.lg_gc >= 0 &&
+                    sh.lg_gk >= 0 && sh.lg_r >= 0 && sh.lg_gc + sh.lg_gk + sh.lg_r == 5 &&
+                    sh.ntiles >= 1 &&
                     (sh.nv == 1 || sh.nv == 2) &&
                     (a->kernel != GKO_SPMM_KERNEL_MERGE || sh.lg_r == 0);
     if (!ok)
@@ -718,26 +726,25 @@ extern "C" gko_status_t gk_spmm_launch(const gk_spmm_args *a) {
                      (long long)sh.ntiles);
   }
   const int k = kernel_index(a->kernel, a->dtype, a->idx64, a->shape.vec, a->shape.nv);
-  cudaError_t e = gk_sparse::launch(kKernels[k], dim3((unsigned)a->shape.grid),
-                                    dim3((unsigned)a->shape.block), st, p);
+  cudaError_t e = gk::launch(kKernels[k], dim3((unsigned)a->shape.grid),
+                             dim3((unsigned)a->shape.block), st, p);
   if (e != cudaSuccess) return gk_cuda_fail(e, "SpMM kernel launch");
   if (a->kernel == GKO_SPMM_KERNEL_ROW_SPLIT && a->nruns > 0) {
     /* long rows: their segments' sums (nruns < 2^31: plan-time tables) */
     Params q = p;
     q.runs = a->runs;
-    e = gk_sparse::launch(kKernels[kSegFix0 + a->dtype], dim3((unsigned)a->nruns),
-                          dim3(kFixBlock), st, q);
+    e = gk::launch(kKernels[kSegFix0 + a->dtype], dim3((unsigned)a->nruns), dim3(kFixBlock),
+                   st, q);
     if (e != cudaSuccess) return gk_cuda_fail(e, "SpMM segment sum kernel launch");
   }
   if (a->kernel == GKO_SPMM_KERNEL_MERGE && a->nruns > 0) {
     int64_t left = a->nruns;
     /* grids are limited to 2^31 - 1 blocks in x: launch in slices */
-    for (int64_t first = 0; left > 0; first += kMaxGrid) {
-      const int64_t cnt = left < kMaxGrid ? left : kMaxGrid;
+    for (int64_t first = 0; left > 0; first += gk::kMaxGridX) {
+      const int64_t cnt = gk::grid_x(left);
       Params q = p;
       q.runs = a->runs + 3 * first;
-      e = gk_sparse::launch(kKernels[kFix0 + a->dtype], dim3((unsigned)cnt), dim3(kFixBlock), st,
-                            q);
+      e = gk::launch(kKernels[kFix0 + a->dtype], dim3((unsigned)cnt), dim3(kFixBlock), st, q);
       if (e != cudaSuccess) return gk_cuda_fail(e, "SpMM fix-up kernel launch");
       left -= cnt;
     }
@@ -752,13 +759,13 @@ extern "C" gko_status_t gk_spmm_partition(const struct gko_csr_s *a, int64_t uni
   const int64_t blocks = (units + 1 + block - 1) / block;
   cudaError_t e;
   if (a->index_type == GKO_INDEX_INT64)
-    e = gk_sparse::launch(partition_kernel<long long>, dim3((unsigned)blocks), dim3(block),
-                          (cudaStream_t)stream, (const long long *)a->row_ptr, a->m, a->nnz,
-                          units, per_unit, part, rp_at);
+    e = gk::launch(partition_kernel<long long>, dim3((unsigned)blocks), dim3(block),
+                   (cudaStream_t)stream, (const long long *)a->row_ptr, a->m, a->nnz, units,
+                   per_unit, part, rp_at);
   else
-    e = gk_sparse::launch(partition_kernel<int>, dim3((unsigned)blocks), dim3(block),
-                          (cudaStream_t)stream, (const int *)a->row_ptr, a->m, a->nnz, units,
-                          per_unit, part, rp_at);
+    e = gk::launch(partition_kernel<int>, dim3((unsigned)blocks), dim3(block),
+                   (cudaStream_t)stream, (const int *)a->row_ptr, a->m, a->nnz, units, per_unit,
+                   part, rp_at);
   if (e != cudaSuccess) return gk_cuda_fail(e, "SpMM partition kernel launch");
   return GKO_STATUS_SUCCESS;
 }

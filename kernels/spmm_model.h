@@ -83,9 +83,8 @@ static inline void gk_spmm_shape_for(int kernel, int64_t n, int vw, double mean,
  * two blocks per SM.  Always a multiple of 32, at least 32: every kernel
  * of spmm.cu derives its warp index from the global thread index and
  * shuffles with a full mask, so a partial warp would both alias another
- * warp's work and shuffle with lanes that do not exist (the first H200 run
- * had blocks of 80 and 56 threads: duplicated rows, illegal addresses,
- * hangs). */
+ * warp's work and shuffle with lanes that do not exist (blocks of 80 and
+ * 56 threads gave duplicated rows, illegal addresses and hangs). */
 static inline int gk_spmm_fit_block(int occ_block, int64_t warps, int64_t sms) {
   int wpb = occ_block / 32;
   if (wpb < 1) wpb = 1;

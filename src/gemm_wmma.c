@@ -1,5 +1,5 @@
 /* gemm_wmma.c -- the WMMA backend: gko's own Tensor-Core kernels
- * (kernels/gemm_wmma.cu) behind the gk_gemm_backend interface.
+ * (kernels/gemm_wmma_*.cu) behind the gk_gemm_backend interface.
  *
  * Plan: f16/bf16 inputs only (bf16 on sm_80+); the kernel works in the lt
  * view (column-major) of the resolved problem, so row-major problems arrive
