@@ -193,7 +193,8 @@ static gko_status_t lt_split_epilogue(const lt_state *st, const gk_gemm_problem 
                                       lt_choice *c) {
   c->has_bias = p->epilogue & 1;
   c->act = p->epilogue >> 1;
-  const int act_fusable = c->act != 2; /* cuBLASLt's GELU is the tanh form */
+  /* none, ReLU, GELU-tanh (cuBLASLt's GELU is the tanh form; erf is not) */
+  const int act_fusable = c->act == 0 || c->act == 1 || c->act == 3;
   c->bias_align = lt_batched_align(p->alignment > st->escd ? p->alignment : st->escd,
                                    st->escd, p->stride_bias, p->batch);
   const int bias_fusable = c->has_bias && p->bias_on_rows && c->bias_align >= 16;

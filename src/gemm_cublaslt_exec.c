@@ -171,7 +171,7 @@ gko_status_t gk_lt_execute(gko_gemm_plan_t plan, const gk_gemm_args *x) {
   if (post_bias || post_act) {
     const int contiguous =
         p->ldd == p->ml && (p->batch == 1 || p->stride_d == p->ml * p->nl);
-    if (!post_bias && post_act >= 2 && contiguous)
+    if (!post_bias && (post_act == 2 || post_act == 3) && contiguous) /* GELU erf | tanh */
       return gk_gelu_launch(h->gelu_occ, 0, post_act == 2 ? GKO_GELU_ERF : GKO_GELU_TANH,
                             p->cd_dtype, p->ml * p->nl * p->batch, x->d, NULL, x->d,
                             x->stream);
