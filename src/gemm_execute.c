@@ -77,13 +77,8 @@ gko_status_t gk_gemm_execute(gko_gemm_plan_t plan, float alpha, const void *a, c
                    "stride_c = %lld, stride_d = %lld",
                    (long long)p->ldc, (long long)p->ldd, (long long)p->stride_c,
                    (long long)p->stride_d);
-  if (!ws && ws_bytes > 0)
-    return gk_fail(GKO_STATUS_INVALID_VALUE, "workspace is NULL but workspace_bytes = %zu",
-                   ws_bytes);
-  if (ws_bytes < plan->ws_bytes)
-    return gk_fail(GKO_STATUS_INSUFFICIENT_WORKSPACE,
-                   "workspace_bytes = %zu but the plan needs %zu (gko_gemm_workspace_size)",
-                   ws_bytes, plan->ws_bytes);
+  if ((s = gk_check_workspace(ws, ws_bytes, plan->ws_bytes, "gko_gemm_workspace_size")))
+    return s;
   /* device checks: one attribute query per distinct pointer the call
    * touches (C only when beta != 0 and C is not D), skipped altogether when
    * the plan's last successful call used the same pointers and stream */
