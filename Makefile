@@ -8,6 +8,8 @@
 #   make install PREFIX=/usr/local
 #   GKO_ARCHS="80 90"    narrow the SASS architectures (default: every one the
 #                        found nvcc supports from sm_70 to sm_90)
+#   GKO_SM90=0           leave out the Hopper GEMM kernels (sm_90a, on CUTLASS;
+#                        built by default when GKO_ARCHS has 90)
 
 NVCC      ?= nvcc
 CUDA_HOME ?= $(patsubst %/bin/,%,$(dir $(shell command -v $(NVCC))))
@@ -35,6 +37,20 @@ empty :=
 space := $(empty) $(empty)
 SASS_LIST := $(subst $(space),$(comma),$(strip $(GKO_ARCHS)))
 
+BUILD := build
+
+# ---- CUTLASS: headers only, from PyPI's nvidia-cutlass wheel (pinned) -------
+# The Hopper GEMM kernels (kernels/gemm_sm90_*.cu) are built on its sm90
+# collectives for sm_90a alone; make fetches the wheel (pip download, hash
+# checked) and unpacks its include tree into $(BUILD) when missing.
+CUTLASS_VERSION := 4.2.0.0
+CUTLASS_SHA256  := f9599ada45c7bcb6bf53f7d3f0a7d154183e53451c01bfa59eecd37dd4a693f6
+CUTLASS_DIR     := $(BUILD)/cutlass-$(CUTLASS_VERSION)
+CUTLASS_STAMP   := $(CUTLASS_DIR)/.unpacked
+SM90_OK := $(shell $(NVCC) --dryrun -gencode arch=compute_90a,code=sm_90a -x cu -c /dev/null \
+             -o /dev/null >/dev/null 2>&1 && echo 1)
+GKO_SM90 ?= $(if $(and $(filter 90,$(GKO_ARCHS)),$(SM90_OK)),1,0)
+
 # ---- flags -----------------------------------------------------------------
 CUDA_INC  := $(CUDA_HOME)/include
 CUDA_LIB  := $(firstword $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib))
@@ -42,16 +58,23 @@ WARN      := -Wall -Wextra -Wshadow -Wno-unused-parameter
 CFLAGS    ?= -O2 -g
 CXXFLAGS  ?= -O2 -g
 LIB_CFLAGS := -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -Iinclude -I$(CUDA_INC) \
-              -DGK_SASS_LIST=$(SASS_LIST) -DGK_PTX_ARCH=$(PTX_ARCH)
+              -DGK_SASS_LIST=$(SASS_LIST) -DGK_PTX_ARCH=$(PTX_ARCH) -DGK_SM90=$(GKO_SM90)
 NVCCFLAGS ?= -O3 -lineinfo
 LIB_NVFLAGS := -std=c++17 $(GENCODE) -Xcompiler -fPIC,-fvisibility=hidden,-Wall \
-               -Iinclude --expt-relaxed-constexpr -Xptxas -warn-spills
+               -Iinclude --expt-relaxed-constexpr -Xptxas -warn-spills -DGK_SM90=$(GKO_SM90)
+# The CUTLASS kernels: sm_90a only, NDEBUG (an assert path makes ptxas
+# serialize wgmma), CUTLASS's headers as system headers.
+SM90_NVFLAGS := -std=c++17 -gencode arch=compute_90a,code=sm_90a -DNDEBUG \
+                -Xcompiler -fPIC,-fvisibility=hidden,-Wall -Iinclude \
+                -isystem $(CUTLASS_DIR)/include --expt-relaxed-constexpr
 LIB_LDLIBS := -L$(CUDA_LIB) -lcublasLt -lcudart_static -lrt -lpthread -ldl
 
-BUILD := build
 SRC_C  := $(wildcard src/*.c)
-SRC_CU := $(wildcard kernels/*.cu)
-OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRC_C)) \
+SM90_SRC := $(filter-out kernels/gemm_sm90_launch.cu,$(wildcard kernels/gemm_sm90_*.cu))
+SM90_OBJ := $(if $(filter 1,$(GKO_SM90)),$(patsubst kernels/%.cu,$(BUILD)/obj/%.cu.o,$(SM90_SRC)))
+SRC_CU := $(filter-out $(SM90_SRC),$(wildcard kernels/*.cu))
+# the CUTLASS objects first: the longest compiles start first under make -j
+OBJ := $(SM90_OBJ) $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRC_C)) \
        $(patsubst kernels/%.cu,$(BUILD)/obj/%.cu.o,$(SRC_CU))
 HDRS := include/gko.h $(wildcard src/*.h kernels/*.h kernels/*.cuh)
 
@@ -69,6 +92,34 @@ $(BUILD)/obj/%.o: src/%.c $(HDRS) Makefile | $(BUILD)/obj
 
 $(BUILD)/obj/%.cu.o: kernels/%.cu $(HDRS) Makefile | $(BUILD)/obj
 	$(NVCC) $(NVCCFLAGS) $(LIB_NVFLAGS) -c $< -o $@
+
+$(SM90_OBJ): $(BUILD)/obj/%.cu.o: kernels/%.cu $(HDRS) Makefile $(CUTLASS_STAMP) | $(BUILD)/obj
+	$(NVCC) $(NVCCFLAGS) $(SM90_NVFLAGS) -c $< -o $@
+
+# The wheel is a zip file; only cutlass_library/source/include is kept.
+$(CUTLASS_STAMP):
+	@echo "fetching CUTLASS $(CUTLASS_VERSION) headers (PyPI nvidia-cutlass) into $(CUTLASS_DIR)"
+	@rm -rf $(CUTLASS_DIR) $(BUILD)/dl && mkdir -p $(BUILD)/dl
+	@$(PYTHON) -m pip --version >/dev/null 2>&1 || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	    (apt-get install -y -q python3-pip >/dev/null 2>&1 || \
+	     (apt-get update -q >/dev/null && apt-get install -y -q python3-pip >/dev/null)); } || \
+	  { echo "error: fetching CUTLASS needs pip ($(PYTHON) -m pip); install python3-pip, or build with GKO_SM90=0" >&2; exit 1; }
+	@$(PYTHON) -m pip download -q --no-deps --only-binary=:all: -d $(BUILD)/dl \
+	  nvidia-cutlass==$(CUTLASS_VERSION) || \
+	  { echo "error: pip could not download nvidia-cutlass==$(CUTLASS_VERSION); build with GKO_SM90=0 to leave the SM90 kernels out" >&2; exit 1; }
+	@$(PYTHON) -c 'import hashlib, os, sys, zipfile; \
+	w = sys.argv[1]; out = sys.argv[3]; pre = "cutlass_library/source/include/"; \
+	h = hashlib.sha256(open(w, "rb").read()).hexdigest(); \
+	h == sys.argv[2] or sys.exit("error: %s has sha256 %s, expected %s" % (w, h, sys.argv[2])); \
+	z = zipfile.ZipFile(w); \
+	[(os.makedirs(os.path.dirname(os.path.join(out, i.filename[len(pre):])), exist_ok=True), \
+	  open(os.path.join(out, i.filename[len(pre):]), "wb").write(z.read(i))) \
+	 for i in z.infolist() if i.filename.startswith(pre) and not i.is_dir()]' \
+	  $(BUILD)/dl/nvidia_cutlass-$(CUTLASS_VERSION)-py3-none-any.whl $(CUTLASS_SHA256) \
+	  $(CUTLASS_DIR)/include
+	@rm -rf $(BUILD)/dl
+	@touch $@
 
 $(SHLIB): $(OBJ) src/gko.map
 	@mkdir -p lib

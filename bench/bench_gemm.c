@@ -4,8 +4,8 @@
  *       [--out f32] [--epilogue none|bias|relu|bias-relu|gelu|bias-gelu|
  *        gelu-tanh|bias-gelu-tanh] [--transa] [--transb] [--batch B]
  *       [--pad auto|never|always] [--fusion auto|required|never]
- *       [--backend auto|cublaslt|wmma] [--autotune] [--rotate] [--static] [--interleave]
- *   gko-bench gemm --suite all|shapes|k1027|ffn1|square|decode|autotune|decode-sweep
+ *       [--backend auto|cublaslt|wmma|sm90] [--autotune] [--rotate] [--static] [--interleave]
+ *   gko-bench gemm --suite all|shapes|k1027|ffn1|square|decode|autotune|sm90|decode-sweep
  *                              |decode-sweep-xb
  *
  * Each case: a plan, then
@@ -45,6 +45,7 @@ static const double kHbmBytesPerUs = 4.2e6; /* 4.2 TB/s: the decode memory floor
 typedef struct {
   gko_gemm_plan_t plan;
   void *a, *b, *d, *bias, *ws;
+  void *c;      /* residual (beta = 1), or NULL */
   size_t ws_bytes;
   void *brot[kMaxRot]; /* copies of B (--rotate); brot[0] == b */
   int nrot, cur;
@@ -60,17 +61,19 @@ static void run_gemm(void *p, cudaStream_t s) {
     c->cur = (c->cur + 1) % c->nrot;
   }
   if (c->gx) GK(gko_gelu_forward(c->h, GKO_GELU_ERF, GKO_DTYPE_F16, 4096, c->gx, c->gx, s));
-  GK(gko_gemm_execute(c->plan, 1.0f, c->a, b, 0.0f, NULL, c->d, c->bias, c->ws, c->ws_bytes, s));
+  GK(gko_gemm_execute(c->plan, 1.0f, c->a, b, c->c ? 1.0f : 0.0f, c->c, c->d, c->bias, c->ws,
+                      c->ws_bytes, s));
 }
 
 static const char *const *const kEpNames = bench_epilogue_names;
-static const char *const kBackendNames[3] = {"auto", "cublaslt", "wmma"};
+static const char *const kBackendNames[4] = {"auto", "cublaslt", "wmma", "sm90"};
 static const char *const kPadNames[3] = {"auto", "never", "always"};
 
 typedef struct {
   int64_t m, n, k, batch;
   gko_dtype_t ab, cd;
   int tf32, epilogue, ta, tb, pad, fusion, backend, autotune, rotate, static_ops;
+  int residual;     /* beta = 1 with a C of its own (a residual added before the activation) */
   int ref_rows;     /* rows checked against the reference (0: all when m <= 16, else 16 or 4) */
   int interleave;   /* a 4096-element GELU before each call (a kernel between GEMMs) */
   const char *name; /* shape label */
@@ -178,8 +181,9 @@ static void table_names(const gemm_case *g, const gemm_result *r, char *shape, s
   char base[80];
   shape_name(g, base, sizeof base);
   const int tb_named = g->name && (strstr(g->name, "W^T") || !strncmp(g->name, "linear", 6));
-  snprintf(shape, ns, "%s%s%s%s%s", base, g->ta ? " A^T" : "", g->tb && !tb_named ? " B^T" : "",
-           g->epilogue ? "+" : "", g->epilogue ? kEpNames[g->epilogue] : "");
+  snprintf(shape, ns, "%s%s%s%s%s%s", base, g->ta ? " A^T" : "", g->tb && !tb_named ? " B^T" : "",
+           g->epilogue ? "+" : "", g->epilogue ? kEpNames[g->epilogue] : "",
+           g->residual ? "+res" : "");
   if (!r->ok) {
     snprintf(backend, nb, "not supported");
     return;
@@ -283,6 +287,10 @@ static int bench_one(gko_handle_t h, cudaStream_t s, const gemm_case *g, gemm_re
   bench_fill_repeat(c.a, ha, na, esab);
   bench_fill_repeat(c.b, hb, nb, esab);
   bench_fill_repeat(c.bias, hbias, (size_t)g->n * g->batch, escd);
+  if (g->residual) { /* C[e] = the bias block's value e (mod its length) */
+    CK(cudaMalloc(&c.c, nd * escd));
+    bench_fill_repeat(c.c, hbias, nd, escd);
+  }
   c.brot[0] = c.b;
   c.nrot = 1;
   if (g->rotate) {
@@ -318,6 +326,7 @@ static int bench_one(gko_handle_t h, cudaStream_t s, const gemm_case *g, gemm_re
                (double)bench_to_float(g->ab, hb, ib % kBlk);
       }
       if (has_bias) sum += bench_to_float(g->cd, hbias, (size_t)j % kBlk);
+      if (g->residual) sum += bench_to_float(g->cd, hbias, (size_t)(i * g->n + j) % kBlk);
       double ref = bench_act_ref(act, sum), got = bench_to_float(g->cd, hd, (size_t)j);
       double e = fabs(got - ref);
       if (!(e <= max_err)) max_err = e;
@@ -339,6 +348,7 @@ static int bench_one(gko_handle_t h, cudaStream_t s, const gemm_case *g, gemm_re
   cudaFree(c.b);
   cudaFree(c.d);
   cudaFree(c.bias);
+  if (c.c) cudaFree(c.c);
   if (c.gx) cudaFree(c.gx);
   if (c.ws) cudaFree(c.ws);
   gko_gemm_plan_destroy(c.plan);
@@ -470,6 +480,74 @@ static int suite_ffn1(gko_handle_t h, cudaStream_t s) {
       if (r.ok && base > 0) epilogue_cost(&g, &r, base);
     }
   }
+  return fails;
+}
+
+/* The SM90 backend (CUTLASS sm90 kernels) against cuBLASLt, both forced,
+ * x W^T as F.linear holds it: BERT-base at 4096 tokens, 4096^3 and
+ * 8192^3, plain; then FFN1's fused epilogues against the plain cuBLASLt
+ * GEMM (targets: plain >= 0.95x cuBLASLt; bias + GELU <= 1.08x the plain
+ * GEMM's time); then SM90 autotuned (--verbose lists its configurations'
+ * times). */
+static int suite_sm90(gko_handle_t h, cudaStream_t s) {
+  const struct {
+    const char *name;
+    int64_t m, n, k;
+  } shapes[] = {{"bert_qkv", 4096, 2304, 768}, {"bert_proj", 4096, 768, 768},
+                {"bert_ffn1", 4096, 3072, 768}, {"bert_ffn2", 4096, 768, 3072},
+                {"square4k", 4096, 4096, 4096}, {"square8k", 8192, 8192, 8192}};
+  const int eps[4] = {GKO_EPILOGUE_BIAS, GKO_EPILOGUE_BIAS_RELU, GKO_EPILOGUE_BIAS_GELU_TANH,
+                      GKO_EPILOGUE_BIAS_GELU_ERF};
+  int fails = 0;
+  printf("# sm90: SM90 forced vs cuBLASLt forced, x W^T (vs_ref: cuBLASLt's graph time / "
+         "SM90's)\n");
+  for (int t = 0; t < 2; t++)
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+      gemm_case g = mk(shapes[i].name, shapes[i].m, shapes[i].n, shapes[i].k, kTypes[t].dt, 0);
+      g.tb = 1;
+      gemm_result rl, rs;
+      g.backend = GKO_GEMM_BACKEND_CUBLASLT;
+      fails += run_row(h, s, &g, 1, NULL, &rl);
+      g.backend = GKO_GEMM_BACKEND_SM90;
+      fails += run_row(h, s, &g, 1, &rl, &rs);
+      g.autotune = 1;
+      fails += run_row(h, s, &g, 1, &rl, NULL);
+      g.autotune = 0;
+      if (strcmp(shapes[i].name, "bert_ffn1")) {
+        /* bias + GELU-erf: SM90 fused against AUTO (cuBLASLt + gko's pass) */
+        g.epilogue = GKO_EPILOGUE_BIAS_GELU_ERF;
+        fails += run_row(h, s, &g, 1, &rl, NULL);
+        g.backend = GKO_GEMM_BACKEND_AUTO;
+        fails += run_row(h, s, &g, 1, &rl, NULL);
+        continue;
+      }
+      /* FFN1's epilogues: vs_ref against the plain cuBLASLt GEMM */
+      for (int e = 0; e < 4; e++) {
+        gemm_result r;
+        g.epilogue = eps[e];
+        g.backend = GKO_GEMM_BACKEND_SM90;
+        fails += run_row(h, s, &g, 1, &rl, &r);
+        if (r.ok) epilogue_cost(&g, &r, rl.graph);
+        g.backend = GKO_GEMM_BACKEND_AUTO;
+        fails += run_row(h, s, &g, 1, &rl, &r);
+      }
+      /* a residual (beta = 1, C its own buffer), plain and under GELU-erf */
+      g.residual = 1;
+      for (int e = 0; e < 2; e++) {
+        gemm_result r;
+        g.epilogue = e ? GKO_EPILOGUE_BIAS_GELU_ERF : GKO_EPILOGUE_BIAS;
+        g.backend = GKO_GEMM_BACKEND_SM90;
+        fails += run_row(h, s, &g, 1, &rl, &r);
+        g.backend = GKO_GEMM_BACKEND_AUTO;
+        fails += run_row(h, s, &g, 1, &rl, &r);
+      }
+      g.residual = 0;
+      g.epilogue = GKO_EPILOGUE_BIAS_GELU_ERF;
+      g.backend = GKO_GEMM_BACKEND_SM90;
+      g.autotune = 1;
+      fails += run_row(h, s, &g, 1, &rl, NULL);
+      g.autotune = 0;
+    }
   return fails;
 }
 
@@ -624,6 +702,7 @@ static int run_suite(gko_handle_t h, cudaStream_t s, const char *which) {
   if (all || !strcmp(which, "k1027")) fails += suite_k1027(h, s), any = 1;
   if (all || !strcmp(which, "ffn1")) fails += suite_ffn1(h, s), any = 1;
   if (all || !strcmp(which, "square")) fails += suite_square(h, s), any = 1;
+  if (!strcmp(which, "sm90")) fails += suite_sm90(h, s), any = 1;
   if (all || !strcmp(which, "decode")) fails += suite_decode(h, s), any = 1;
   if (all || !strcmp(which, "autotune")) fails += suite_autotune(h, s), any = 1;
   if (!strcmp(which, "decode-sweep")) fails += suite_decode_sweep(h, s, 1), any = 1;
@@ -663,8 +742,8 @@ int bench_gemm_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv) {
     } else if (!strcmp(a, "--pad") && parse_of(v, kPadNames, 3) >= 0) {
       g.pad = parse_of(v, kPadNames, 3);
       i++;
-    } else if (!strcmp(a, "--backend") && parse_of(v, kBackendNames, 3) >= 0) {
-      g.backend = parse_of(v, kBackendNames, 3);
+    } else if (!strcmp(a, "--backend") && parse_of(v, kBackendNames, 4) >= 0) {
+      g.backend = parse_of(v, kBackendNames, 4);
       i++;
     } else if (!strcmp(a, "--fusion") && (!strcmp(v, "auto") || !strcmp(v, "required") || !strcmp(v, "never"))) {
       g.fusion = !strcmp(v, "auto") ? GKO_GEMM_FUSION_AUTO : !strcmp(v, "required") ? GKO_GEMM_FUSION_REQUIRED : GKO_GEMM_FUSION_NEVER;

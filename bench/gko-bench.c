@@ -61,8 +61,8 @@ static void usage(void) {
           "  gemm --m M --n N --k K [--dtype f16|bf16|f32|tf32] [--out f32] [--epilogue "
           "none|bias|relu|bias-relu|gelu|bias-gelu|gelu-tanh|bias-gelu-tanh] [--transa] "
           "[--transb] [--batch B] [--pad auto|never|always] [--fusion auto|required|never] "
-          "[--backend auto|cublaslt|wmma] [--autotune] [--rotate] [--static] [--interleave]\n"
-          "  gemm --suite all|shapes|k1027|ffn1|square|decode|autotune|decode-sweep\n"
+          "[--backend auto|cublaslt|wmma|sm90] [--autotune] [--rotate] [--static] [--interleave]\n"
+          "  gemm --suite all|shapes|k1027|ffn1|square|decode|autotune|sm90|decode-sweep\n"
           "                |decode-sweep-xb\n");
 }
 

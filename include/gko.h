@@ -350,7 +350,21 @@ typedef enum gko_gemm_backend_e {
    * included; GELU as gko_gelu_forward), strided batches; m or n <= 16 runs
    * a split-K kernel whose results are identical from run to run.  f32
    * inputs: NOT_SUPPORTED.  GKO_GEMM_ATTR_PAD does not apply. */
-  GKO_GEMM_BACKEND_WMMA = 2
+  GKO_GEMM_BACKEND_WMMA = 2,
+  /* gko's Hopper kernels on CUTLASS's sm90 collectives (TMA loads, wgmma,
+   * warp-specialized persistent kernels; the CUTLASS version is in
+   * gko_diagnostics): compute capability 9.0 only (sm_90a code), f16 or
+   * bf16 inputs, f32 accumulation (COMPUTE_DEFAULT), every transpose pair,
+   * strided batches (no batch stride 0), every epilogue fused with gko's
+   * GELU math (a column-major D's bias runs in gko's pass); C as a residual
+   * before the activation.  TMA needs 16-byte-aligned pointers, leading
+   * dimensions and batch strides, and rows of contiguous data a multiple of
+   * 16 bytes long: otherwise (or with ALIGNMENT < 16) NOT_SUPPORTED.  A
+   * pointer less aligned at execute: INVALID_VALUE (AUTO plans that chose
+   * this backend run cuBLASLt's plan of the same problem instead).
+   * GKO_GEMM_ATTR_PAD does not apply.  Builds without it (GKO_ARCHS
+   * without 90): NOT_SUPPORTED. */
+  GKO_GEMM_BACKEND_SM90 = 3
 } gko_gemm_backend_t;
 
 /* Arithmetic of the product. */

@@ -20,7 +20,7 @@
 #include <type_traits>
 
 #include "gemm_wmma.h"
-#include "gelu.cuh"
+#include "activation.cuh"
 #include "mma.cuh"
 
 namespace {
@@ -156,16 +156,9 @@ __device__ __forceinline__ void st_cd(void *p, int64_t i, float v, int cd) {
   else static_cast<__nv_bfloat16 *>(p)[i] = __float2bfloat16_rn(v);
 }
 
-/* The activation with gko_gelu_forward's math: the accurate form for f32
- * outputs, the fast one for f16/bf16. */
+/* The activation (activation.cuh): accurate GELU for f32 outputs. */
 __device__ __forceinline__ float activate(float x, int act, int cd) {
-  const bool acc = cd == GKO_DTYPE_F32;
-  switch (act) {
-    case 1: return x != x ? x : fmaxf(x, 0.0f);
-    case 2: return acc ? gk::gelu_fwd<0, true>(x) : gk::gelu_fwd<0, false>(x);
-    case 3: return acc ? gk::gelu_fwd<1, true>(x) : gk::gelu_fwd<1, false>(x);
-  }
-  return x;
+  return gk::activate(x, act, cd == GKO_DTYPE_F32);
 }
 
 /* act(alpha * acc + beta * c + bias) */

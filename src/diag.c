@@ -8,6 +8,7 @@
 
 #include "core.h"
 #include "diag.h"
+#include "../kernels/gemm_sm90.h"
 
 #ifndef GK_SASS_LIST
 #error "GK_SASS_LIST (comma-separated SASS architectures) comes from the Makefile"
@@ -257,6 +258,10 @@ GKO_API gko_status_t gko_diagnostics(int device, char *buf, size_t buf_bytes,
   gk_put(&t, "  built with:   CUDA runtime %s (linked statically), cuBLASLt %d.%d.%d\n",
          v1, CUBLAS_VER_MAJOR, CUBLAS_VER_MINOR, CUBLAS_VER_PATCH);
   gk_put(&t, "  compiled for: %s\n", archs);
+  if (gk_sm90_built())
+    gk_put(&t, "  SM90 GEMM:    sm_90a kernels on CUTLASS %s\n", gk_sm90_cutlass_version());
+  else
+    gk_put(&t, "  SM90 GEMM:    not built (GKO_ARCHS without 90, or nvcc without sm_90a)\n");
   gk_put(&t, "  cuBLASLt loaded: %d.%d.%d\n", (int)(lt / 10000),
          (int)(lt / 100 % 100), (int)(lt % 100));
   if (drv) {

@@ -297,6 +297,12 @@ gko_status_t gk_gemm_plan_build(gko_handle_t h, const gk_gemm_problem *p,
   const gk_gemm_backend *forced = NULL;
   if (p->backend != GKO_GEMM_BACKEND_AUTO && !(forced = gk_gemm_backend_of(p->backend)))
     return gk_fail(GKO_STATUS_INTERNAL, "GEMM backend %d has no implementation", p->backend);
+  /* a forced backend that cannot serve p's types says so, product or not */
+  if (forced && forced->supports) {
+    char why[256];
+    if (!forced->supports(h, p, why, sizeof why))
+      return gk_fail(GKO_STATUS_NOT_SUPPORTED, "%s", why);
+  }
   /* no product: the dispatcher's plan, named after the forced backend (AUTO:
    * the table's first), unless that backend plans such problems itself */
   if ((p->m == 0 || p->n == 0 || p->batch == 0 || p->k == 0) && !(forced && forced->plans_empty))

@@ -6,10 +6,12 @@
 
 extern const gk_gemm_backend gk_gemm_cublaslt_backend; /* gemm_cublaslt.c */
 extern const gk_gemm_backend gk_gemm_wmma_backend;     /* gemm_wmma.c */
+extern const gk_gemm_backend gk_gemm_sm90_backend;     /* gemm_sm90.c */
 
 const gk_gemm_backend *const gk_gemm_backends[] = {
     &gk_gemm_cublaslt_backend,
     &gk_gemm_wmma_backend,
+    &gk_gemm_sm90_backend,
 };
 const int gk_gemm_nbackends = (int)(sizeof gk_gemm_backends / sizeof gk_gemm_backends[0]);
 

@@ -36,7 +36,8 @@ Test(gemm_registry, every_row_is_complete_and_its_own) {
 
 Test(gemm_registry, every_public_backend_has_its_row) {
   /* every gko_gemm_backend_t enumerator but AUTO */
-  const gko_gemm_backend_t pub[] = {GKO_GEMM_BACKEND_CUBLASLT, GKO_GEMM_BACKEND_WMMA};
+  const gko_gemm_backend_t pub[] = {GKO_GEMM_BACKEND_CUBLASLT, GKO_GEMM_BACKEND_WMMA,
+                                    GKO_GEMM_BACKEND_SM90};
   const int npub = (int)(sizeof pub / sizeof pub[0]);
   cr_expect_eq(gk_gemm_nbackends, npub, "%d rows for %d public backends", gk_gemm_nbackends,
                npub);

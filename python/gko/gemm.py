@@ -50,6 +50,7 @@ class Backend(enum.IntEnum):
     AUTO = 0
     CUBLASLT = 1
     WMMA = 2
+    SM90 = 3
 
 
 class Compute(enum.IntEnum):

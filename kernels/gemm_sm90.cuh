@@ -1,0 +1,278 @@
+/* gemm_sm90.cuh -- gko's Hopper GEMM as CUTLASS 3.x types: the mainloop
+ * and epilogue collectives CUTLASS's builders make for one tile
+ * configuration; the epilogue is CUTLASS's alpha * acc + beta * C + bias
+ * tree under gko's activation node (the activation chosen at run time).  Included by the instantiation files
+ * kernels/gemm_sm90_<ab>_<cd>.cu, one per type pair, each defining the
+ * four operand layouts x the configurations of gemm_sm90.h. */
+#ifndef GK_GEMM_SM90_CUH
+#define GK_GEMM_SM90_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cute/tensor.hpp>
+#include <cutlass/cutlass.h>
+#include <cutlass/version.h>
+#include <cutlass/epilogue/collective/collective_builder.hpp>
+#include <cutlass/epilogue/fusion/operations.hpp>
+#include <cutlass/gemm/collective/collective_builder.hpp>
+#include <cutlass/gemm/device/gemm_universal_adapter.h>
+#include <cutlass/gemm/kernel/gemm_universal.hpp>
+
+#include "activation.cuh"
+#include "gemm_sm90.h"
+
+namespace gk {
+namespace sm90 {
+
+/* gko's GELU (act 2 or 3) over one fragment of the epilogue's registers,
+ * kept out of line: CUTLASS unrolls the epilogue's subtile loop, and both
+ * GELUs inlined into every subtile made the kernel outgrow the
+ * instruction cache (docs/gemm.md, "The SM90 backend"). */
+template <int N>
+struct act_frag {
+  float v[N];
+};
+template <bool ACC, int N>
+__device__ __noinline__ act_frag<N> activate_frag(act_frag<N> x, int act) {
+  switch (act) {
+    case 2:
+      for (int i = 0; i < N; i++) x.v[i] = gk::activate(x.v[i], 2, ACC);
+      break;
+    case 3:
+      for (int i = 0; i < N; i++) x.v[i] = gk::activate(x.v[i], 3, ACC);
+      break;
+  }
+  return x;
+}
+
+/* The epilogue's root node: passes the linear combination through and
+ * applies gko's activation (chosen at run time; ACC: the accurate GELU,
+ * for f32 D) to each register subtile in reduce(). */
+template <bool ACC>
+struct act_node : cutlass::epilogue::fusion::Sm90VisitorImpl<> {
+  struct SharedStorage {};
+  struct Arguments {
+    int act; /* gemm_sm90.h's act */
+  };
+  using Params = Arguments;
+
+  template <class ProblemShape>
+  static constexpr Params to_underlying_arguments(ProblemShape const &, Arguments const &a,
+                                                  void *) {
+    return a;
+  }
+  template <class ProblemShape>
+  static bool can_implement(ProblemShape const &, Arguments const &) {
+    return true;
+  }
+  template <class ProblemShape>
+  static size_t get_workspace_size(ProblemShape const &, Arguments const &) {
+    return 0;
+  }
+  template <class ProblemShape>
+  static cutlass::Status initialize_workspace(ProblemShape const &, Arguments const &, void *,
+                                              cudaStream_t,
+                                              cutlass::CudaHostAdapter * = nullptr) {
+    return cutlass::Status::kSuccess;
+  }
+
+  CUTLASS_HOST_DEVICE act_node() : params() {}
+  CUTLASS_HOST_DEVICE act_node(Params const &p, SharedStorage const &) : params(p) {}
+  Params const params;
+
+  struct ConsumerStoreCallbacks : cutlass::epilogue::fusion::EmptyConsumerStoreCallbacks {
+    CUTLASS_DEVICE explicit ConsumerStoreCallbacks(int a) : act(a) {}
+    int act;
+
+    template <typename ElementAccumulator, typename ElementInput, int FragmentSize>
+    CUTLASS_DEVICE cutlass::Array<float, FragmentSize> visit(
+        cutlass::Array<ElementAccumulator, FragmentSize> const &, int, int, int,
+        cutlass::Array<ElementInput, FragmentSize> const &x) {
+      return cutlass::NumericArrayConverter<float, ElementInput, FragmentSize>{}(x);
+    }
+
+    template <class STensor, class SyncFn, class VTensor>
+    CUTLASS_DEVICE void reduce(STensor &&, SyncFn const &, int, int, bool,
+                               VTensor visit_results) {
+      if (act == 0) return;
+      if (act == 1) { /* ReLU: two instructions, inline */
+        CUTLASS_PRAGMA_UNROLL
+        for (int i = 0; i < cute::size(visit_results); i++) {
+          auto &f = visit_results(i);
+          CUTLASS_PRAGMA_UNROLL
+          for (int j = 0; j < f.size(); j++) f[j] = gk::activate(f[j], 1, ACC);
+        }
+        return;
+      }
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < cute::size(visit_results); i++) {
+        auto &f = visit_results(i);
+        constexpr int N = cute::remove_cvref_t<decltype(f)>::kElements;
+        act_frag<N> t;
+        CUTLASS_PRAGMA_UNROLL
+        for (int j = 0; j < N; j++) t.v[j] = f[j];
+        t = activate_frag<ACC, N>(t, act);
+        CUTLASS_PRAGMA_UNROLL
+        for (int j = 0; j < N; j++) f[j] = t.v[j];
+      }
+    }
+  };
+
+  template <bool ReferenceSrc, class... Args>
+  CUTLASS_DEVICE auto get_consumer_store_callbacks(
+      cutlass::epilogue::fusion::ConsumerStoreArgs<Args...> const &) {
+    return ConsumerStoreCallbacks(params.act);
+  }
+};
+
+using namespace cute;
+
+/* gemm_sm90.h's configurations */
+struct cfg_coop_256 {
+  using Tile = Shape<_128, _256, _64>;
+  using Cluster = Shape<_2, _1, _1>;
+  using Kernel = cutlass::gemm::KernelTmaWarpSpecializedCooperative;
+  using Epi = cutlass::epilogue::TmaWarpSpecializedCooperative;
+};
+struct cfg_pingpong {
+  using Tile = Shape<_128, _128, _64>;
+  using Cluster = Shape<_1, _2, _1>;
+  using Kernel = cutlass::gemm::KernelTmaWarpSpecializedPingpong;
+  using Epi = cutlass::epilogue::TmaWarpSpecialized;
+};
+/* opa 0: A column-major m x k (M contiguous), 1: k x m (K contiguous);
+ * opb 0: B column-major k x n (K contiguous), 1: n x k (N contiguous). */
+template <int OPA>
+using layout_a = cute::conditional_t<OPA == 0, cutlass::layout::ColumnMajor,
+                                     cutlass::layout::RowMajor>;
+template <int OPB>
+using layout_b = cute::conditional_t<OPB == 0, cutlass::layout::ColumnMajor,
+                                     cutlass::layout::RowMajor>;
+
+/* A CuTe (row, column, batch) stride of a matrix whose contiguous mode is
+ * static 1: the other mode gets ld. */
+template <class S>
+S stride_of(int64_t ld, int64_t batch_stride) {
+  S s{};
+  if constexpr (cute::is_static<cute::tuple_element_t<0, S>>::value) {
+    cute::get<1>(s) = ld;
+  } else {
+    cute::get<0>(s) = ld;
+  }
+  cute::get<2>(s) = batch_stride;
+  return s;
+}
+
+template <class AB, class CD, int OPA, int OPB, class Cfg>
+struct gemm {
+  static constexpr int kAlignAB = 16 / (int)sizeof(AB);
+  static constexpr int kAlignCD = 16 / (int)sizeof(CD);
+  /* act(alpha * acc + beta * C + bias[row]) */
+  using Fusion = cutlass::epilogue::fusion::Sm90EVT<
+      act_node<cute::is_same_v<CD, float>>,
+      cutlass::epilogue::fusion::Sm90LinCombPerRowBias<typename Cfg::Tile, float, float, CD, CD,
+                                                       float, kAlignCD>>;
+  using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, typename Cfg::Tile,
+      typename Cfg::Cluster, cutlass::epilogue::collective::EpilogueTileAuto, float, float, CD,
+      cutlass::layout::ColumnMajor, kAlignCD, CD, cutlass::layout::ColumnMajor, kAlignCD,
+      typename Cfg::Epi, Fusion>::CollectiveOp;
+  using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, AB, layout_a<OPA>, kAlignAB, AB,
+      layout_b<OPB>, kAlignAB, float, typename Cfg::Tile, typename Cfg::Cluster,
+      cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
+          sizeof(typename Epilogue::SharedStorage))>,
+      typename Cfg::Kernel>::CollectiveOp;
+  /* CUTLASS's persistent tile scheduler (the default) */
+  using Kernel =
+      cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue>;
+  using Device = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
+  using Arguments = typename Kernel::Arguments;
+
+  /* The kernel's arguments; null pointers at plan time.  C NULL: D stands
+   * in for it (beta is 0 then, and the epilogue does not read C). */
+  static Arguments arguments(const gk_sm90_problem *p, float alpha, float beta, const void *a,
+                             const void *b, const void *c, void *d, const void *bias) {
+    const bool has_c = c != nullptr;
+    Arguments args{};
+    args.mode = p->batch > 1 ? cutlass::gemm::GemmUniversalMode::kBatched
+                             : cutlass::gemm::GemmUniversalMode::kGemm;
+    args.problem_shape = {(int)p->m, (int)p->n, (int)p->k, (int)p->batch};
+    args.mainloop.ptr_A = static_cast<const AB *>(a);
+    args.mainloop.dA = stride_of<typename Kernel::StrideA>(p->lda, p->stride_a);
+    args.mainloop.ptr_B = static_cast<const AB *>(b);
+    args.mainloop.dB = stride_of<typename Kernel::StrideB>(p->ldb, p->stride_b);
+    args.epilogue.ptr_C = static_cast<const CD *>(has_c ? c : d);
+    args.epilogue.dC = stride_of<typename Kernel::StrideC>(has_c ? p->ldc : p->ldd,
+                                                           has_c ? p->stride_c : p->stride_d);
+    args.epilogue.ptr_D = static_cast<CD *>(d);
+    args.epilogue.dD = stride_of<typename Kernel::StrideD>(p->ldd, p->stride_d);
+    /* the tree's arguments: op_0 the linear combination (beta, C, then
+     * alpha, acc, bias), op_1 the activation */
+    auto &lin = args.epilogue.thread.op_0;
+    lin.op_0.scalars[0] = has_c ? beta : 0.0f;
+    lin.op_2.op_0.scalars[0] = alpha;
+    lin.op_2.op_2.ptr_col = static_cast<const CD *>(bias);
+    cute::get<2>(lin.op_2.op_2.dCol) = p->stride_bias;
+    args.epilogue.thread.op_1.act = p->act;
+    args.hw_info.device_id = p->device;
+    args.hw_info.sm_count = p->sm_count;
+    return args;
+  }
+
+  static gko_status_t setup(const gk_sm90_problem *p, size_t *ws_bytes) {
+    Arguments args = arguments(p, 1.0f, 0.0f, nullptr, nullptr, nullptr, nullptr, nullptr);
+    cutlass::Status s = Device::can_implement(args);
+    if (s != cutlass::Status::kSuccess)
+      return gk_fail(GKO_STATUS_NOT_SUPPORTED,
+                     "SM90: CUTLASS cannot run this problem (%s): TMA needs the leading "
+                     "dimensions, batch strides and contiguous extents in multiples of 16 "
+                     "bytes",
+                     cutlass::cutlassGetStatusString(s));
+    *ws_bytes = Device::get_workspace_size(args);
+    const int smem = (int)Kernel::SharedStorageSize;
+    cudaError_t e = cudaFuncSetAttribute(cutlass::device_kernel<Kernel>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    if (e != cudaSuccess) return gk_cuda_fail(e, "cudaFuncSetAttribute (SM90 GEMM)");
+    return GKO_STATUS_SUCCESS;
+  }
+
+  static gko_status_t launch(const gk_sm90_problem *p, float alpha, float beta, const void *a,
+                             const void *b, const void *c, void *d, const void *bias, void *ws,
+                             void *stream) {
+    Arguments args = arguments(p, alpha, beta, a, b, c, d, bias);
+    cudaStream_t st = static_cast<cudaStream_t>(stream);
+    cutlass::Status s = Kernel::initialize_workspace(args, ws, st, nullptr);
+    if (s != cutlass::Status::kSuccess)
+      return gk_fail(GKO_STATUS_INTERNAL, "SM90: CUTLASS workspace: %s",
+                     cutlass::cutlassGetStatusString(s));
+    typename Kernel::Params params = Kernel::to_underlying_arguments(args, ws);
+    s = Device::run(params, st);
+    if (s != cutlass::Status::kSuccess) {
+      cudaError_t e = cudaGetLastError();
+      if (e != cudaSuccess) return gk_cuda_fail(e, "SM90 GEMM launch");
+      return gk_fail(GKO_STATUS_CUDA_ERROR, "SM90 GEMM launch: %s",
+                     cutlass::cutlassGetStatusString(s));
+    }
+    return GKO_STATUS_SUCCESS;
+  }
+};
+
+template <class AB, class CD, int OPA, int OPB, class Cfg>
+constexpr gk_sm90_entry entry_of() {
+  return {&gemm<AB, CD, OPA, OPB, Cfg>::setup, &gemm<AB, CD, OPA, OPB, Cfg>::launch};
+}
+
+/* The four layouts of one type pair and configuration, in table order. */
+#define GK_SM90_LAYOUTS(AB, CD, CFG)                                               \
+  {                                                                                \
+    gk::sm90::entry_of<AB, CD, 0, 0, CFG>(), gk::sm90::entry_of<AB, CD, 0, 1, CFG>(), \
+        gk::sm90::entry_of<AB, CD, 1, 0, CFG>(), gk::sm90::entry_of<AB, CD, 1, 1, CFG>() \
+  }
+#define GK_SM90_NONE {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {NULL, NULL}}
+
+}  // namespace sm90
+}  // namespace gk
+
+#endif /* GK_GEMM_SM90_CUH */

@@ -1,0 +1,245 @@
+/* gemm_sm90.c -- the SM90 backend: gko's Hopper GEMM (kernels/gemm_sm90*.cu,
+ * CUTLASS's TMA + wgmma warp-specialized persistent kernels with gko's
+ * epilogue fused) behind the gk_gemm_backend interface.
+ *
+ * Serves f16/bf16 inputs with f32 accumulation on sm_90 (the kernels are
+ * sm_90a code: they run on compute capability 9.0 only), every transpose
+ * pair, strided batches, alpha/beta, and the epilogues bias (along D's
+ * rows in the lt view: a row-major D's columns), ReLU, GELU-erf and
+ * GELU-tanh with gko's GELU math, C as a residual before the activation.
+ * TMA needs 16-byte-aligned pointers, leading dimensions and batch strides
+ * (and contiguous extents in multiples of 16 bytes): plans that cannot
+ * promise that are NOT_SUPPORTED, and an AUTO plan keeps a cuBLASLt plan of
+ * the same problem for calls whose pointers turn out less aligned.
+ * Configuration (gemm_sm90.h): sm90_config's rule, or the autotune
+ * variant (1 + configuration). */
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gemm.h"
+#include "../kernels/gemm_epilogue.h"
+#include "../kernels/gemm_sm90.h"
+
+typedef struct sm90_state {
+  gk_sm90_problem kp;
+  int cfg;
+  int post;            /* bias and activation run in gko's pass after the product */
+  size_t cutlass_ws;   /* bytes CUTLASS's workspace needs (0: none) */
+  gko_gemm_plan_t fallback; /* AUTO plans: cuBLASLt's plan for misaligned pointers */
+} sm90_state;
+
+static const char *const kCfgName[GK_SM90_NCONFIGS] = {
+    "128x256x64 tile, cluster 2x1, cooperative",
+    "128x128x64 tile, cluster 1x2, ping-pong",
+};
+static const int kCfgTileN[GK_SM90_NCONFIGS] = {256, 128};
+
+static const char *const kActName[4] = {"", " + ReLU", " + GELU-erf", " + GELU-tanh"};
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* The kernel's problem: the lt view (column-major) of the resolved one. */
+static void sm90_problem_of(gko_handle_t h, const gk_gemm_problem *p, int fused,
+                            gk_sm90_problem *kp) {
+  memset(kp, 0, sizeof *kp);
+  kp->ab_dtype = p->ab_dtype;
+  kp->cd_dtype = p->cd_dtype;
+  kp->opa = p->opa_l;
+  kp->opb = p->opb_l;
+  kp->act = fused ? p->epilogue >> 1 : 0;
+  kp->m = p->ml;
+  kp->n = p->nl;
+  kp->k = p->k;
+  kp->batch = p->batch;
+  kp->lda = p->lda_l;
+  kp->ldb = p->ldb_l;
+  kp->ldc = p->ldc;
+  kp->ldd = p->ldd;
+  kp->stride_a = p->stride_a_l;
+  kp->stride_b = p->stride_b_l;
+  kp->stride_c = p->stride_c;
+  kp->stride_d = p->stride_d;
+  kp->stride_bias = p->stride_bias;
+  kp->device = h->device;
+  kp->sm_count = h->sm_count;
+}
+
+static int sm90_supports(gko_handle_t h, const gk_gemm_problem *p, char *why, size_t cap) {
+  const char *no = NULL;
+  char buf[160];
+  if (!gk_sm90_built())
+    no = "this build has no SM90 kernels (built without 90 in GKO_ARCHS, GKO_SM90=0, or with "
+         "an nvcc that lacks sm_90a)";
+  else if (h->cc != 90) {
+    snprintf(buf, sizeof buf,
+             "the kernels are sm_90a code, which runs on compute capability 9.0 only; this "
+             "GPU is sm_%d",
+             h->cc);
+    no = buf;
+  } else if (p->ab_dtype == GKO_DTYPE_F32)
+    no = "the kernels take f16 or bf16 inputs, not f32";
+  else if (p->compute != GKO_GEMM_COMPUTE_DEFAULT)
+    no = "the kernels accumulate in f32 only (GKO_GEMM_COMPUTE_DEFAULT)";
+  else if (p->alignment < 16) {
+    snprintf(buf, sizeof buf,
+             "TMA needs 16-byte-aligned pointers, but GKO_GEMM_ATTR_ALIGNMENT promises %lld",
+             (long long)p->alignment);
+    no = buf;
+  } else if (p->ml > INT_MAX || p->nl > INT_MAX || p->k > INT_MAX)
+    no = "m, n and k must fit in 32 bits";
+  else if (p->batch > 1 &&
+           (p->stride_a == 0 || p->stride_b == 0 || p->stride_c == 0 || p->stride_d == 0))
+    no = "a batch stride of 0 (an operand shared by every batch) is not a TMA layout";
+  if (no && why) snprintf(why, cap, "GKO_GEMM_BACKEND_SM90: %s", no);
+  return no == NULL;
+}
+
+/* The plan's own choice of configuration (docs/gemm.md, "The SM90
+ * backend", measured on the H200): f32 D and INVARIANT plans take COOP_256
+ * (the one built for f32 D); so do fewer 128 x 256 tiles than SMs, and
+ * long k over two waves of them; the rest (short k, many tiles) PINGPONG. */
+static int sm90_config(gko_handle_t h, const gk_gemm_problem *p) {
+  if (p->cd_dtype == GKO_DTYPE_F32 || p->invariant > 0) return GK_SM90_COOP_256;
+  const int64_t sms = h->sm_count > 0 ? h->sm_count : 1;
+  const int64_t tiles256 = ceil_div(p->ml, 128) * ceil_div(p->nl, 256) * p->batch;
+  if (tiles256 < sms || (p->k >= 2048 && tiles256 >= 2 * sms)) return GK_SM90_COOP_256;
+  return GK_SM90_PINGPONG;
+}
+
+static void sm90_describe(gko_gemm_plan_t plan, const sm90_state *st) {
+  const gk_gemm_problem *p = &plan->p;
+  const char *tn = p->ab_dtype == GKO_DTYPE_BF16 ? "bf16" : "f16";
+  if (p->invariant > 0)
+    GK_WHY(plan, "invariant (GKO_GEMM_ATTR_INVARIANT: one configuration whatever the shape, "
+                 "no split-K); ");
+  GK_WHY(plan,
+         "CUTLASS %s sm90 kernel (TMA + wgmma, %s, f32 accumulate, warp-specialized "
+         "persistent): %s; %lld x %lld tiles x %lld batches on %d SMs; ",
+         gk_sm90_cutlass_version(), tn, kCfgName[st->cfg],
+         (long long)ceil_div(p->ml, 128),
+         (long long)ceil_div(p->nl, kCfgTileN[st->cfg]), (long long)p->batch,
+         plan->handle->sm_count);
+  if (p->swap) GK_WHY(plan, "row-major as D^T = op(B)^T op(A)^T; ");
+  if (p->epilogue) {
+    const char *bias = (p->epilogue & 1) ? "bias" : "";
+    const char *act = (p->epilogue & 1) ? kActName[p->epilogue >> 1]
+                                        : kActName[p->epilogue >> 1] + 3;
+    if (st->post)
+      GK_WHY(plan, "epilogue %s%s in gko's pass after the product (%s); ", bias, act,
+             p->fusion == GKO_GEMM_FUSION_NEVER ? "GKO_GEMM_FUSION_NEVER"
+                                                : "a column-major D's bias runs along rows");
+    else
+      GK_WHY(plan, "epilogue fused: %s%s%s; ", bias, act,
+             (p->epilogue >> 1) >= 2 ? " (gko's GELU math)" : "");
+  }
+  if (st->fallback)
+    GK_WHY(plan, "pointers less than 16-byte aligned at execute: cuBLASLt's plan (%s); ",
+           st->fallback->why);
+  GK_WHY(plan, "workspace %zu bytes", plan->ws_bytes);
+}
+
+static void sm90_destroy(gko_gemm_plan_t plan) {
+  sm90_state *st = plan->state;
+  if (st && st->fallback) gk_gemm_plan_free(st->fallback);
+  free(st);
+  plan->state = NULL;
+}
+
+static gko_status_t sm90_plan(gko_gemm_plan_t plan) {
+  const gk_gemm_problem *p = &plan->p;
+  gko_handle_t h = plan->handle;
+  if (plan->variant > GK_SM90_NCONFIGS)
+    return gk_fail(GKO_STATUS_NOT_SUPPORTED, "SM90: no variant %d", plan->variant);
+  const int has_bias = p->epilogue & 1;
+  if (has_bias && !p->bias_on_rows && p->fusion == GKO_GEMM_FUSION_REQUIRED)
+    return gk_fail(GKO_STATUS_NOT_SUPPORTED,
+                   "GKO_GEMM_FUSION_REQUIRED: the SM90 kernels fuse a bias along the lt "
+                   "view's rows (a row-major D's columns), not a column-major D's; use "
+                   "GKO_GEMM_FUSION_AUTO");
+  /* C's layout (the kernel's can_implement sees D's when C is absent) and
+   * the fused bias's batch stride: 16-byte multiples */
+  const int64_t es = (int64_t)gko_dtype_size(p->cd_dtype);
+  const int fuse_bias = has_bias && p->bias_on_rows && p->fusion != GKO_GEMM_FUSION_NEVER;
+  if ((p->ldc * es) % 16 || (p->batch > 1 && (p->stride_c * es) % 16) ||
+      (fuse_bias && p->batch > 1 && (p->stride_bias * es) % 16))
+    return gk_fail(GKO_STATUS_NOT_SUPPORTED,
+                   "SM90: TMA needs LDC%s in multiples of 16 bytes (ldc = %lld, stride_c = %lld, "
+                   "stride_bias = %lld elements of %lld bytes)",
+                   fuse_bias ? ", STRIDE_C and STRIDE_BIAS" : " and STRIDE_C", (long long)p->ldc,
+                   (long long)p->stride_c, (long long)p->stride_bias, (long long)es);
+  sm90_state *st = calloc(1, sizeof *st);
+  if (!st) return gk_fail(GKO_STATUS_ALLOC_FAILED, "host allocation of the SM90 plan failed");
+  st->post = p->epilogue && (p->fusion == GKO_GEMM_FUSION_NEVER || (has_bias && !p->bias_on_rows));
+  sm90_problem_of(h, p, !st->post, &st->kp);
+  st->cfg = plan->variant > 0 ? plan->variant - 1 : sm90_config(h, p);
+  gko_status_t s = gk_sm90_setup(&st->kp, st->cfg, &st->cutlass_ws);
+  if (s) {
+    free(st);
+    return s;
+  }
+  plan->state = st;
+  size_t ws = st->cutlass_ws ? st->cutlass_ws + 255 : 0;
+  if (p->backend == GKO_GEMM_BACKEND_AUTO) {
+    gk_gemm_problem fp = *p;
+    fp.backend = GKO_GEMM_BACKEND_CUBLASLT;
+    fp.autotune = 0;
+    /* without one (cuBLASLt declined), misaligned calls are refused */
+    if (gk_gemm_plan_build(h, &fp, &st->fallback) != GKO_STATUS_SUCCESS) st->fallback = NULL;
+    if (st->fallback && st->fallback->ws_bytes > ws) ws = st->fallback->ws_bytes;
+  }
+  plan->ws_bytes = ws;
+  if (p->max_workspace >= 0 && (int64_t)ws > p->max_workspace) {
+    sm90_destroy(plan);
+    return gk_fail(GKO_STATUS_NOT_SUPPORTED,
+                   "SM90: the plan needs %zu bytes of workspace, more than "
+                   "GKO_GEMM_ATTR_MAX_WORKSPACE = %lld",
+                   ws, (long long)p->max_workspace);
+  }
+  sm90_describe(plan, st);
+  return GKO_STATUS_SUCCESS;
+}
+
+static int aligned16(const void *q) { return ((uintptr_t)q & 15) == 0; }
+
+static gko_status_t sm90_execute(gko_gemm_plan_t plan, const gk_gemm_args *x) {
+  const sm90_state *st = plan->state;
+  const gk_gemm_problem *p = &plan->p;
+  if (!st) return gk_fail(GKO_STATUS_INTERNAL, "SM90 execute without a kernel configuration");
+  const void *bias = st->post ? NULL : x->bias;
+  const void *const ptrs[5] = {x->a, x->b, x->c, x->d, bias};
+  static const char *const names[5] = {"a", "b", "c", "d", "bias"};
+  for (int i = 0; i < 5; i++) {
+    if (!ptrs[i] || aligned16(ptrs[i])) continue;
+    if (st->fallback) return st->fallback->backend->execute(st->fallback, x);
+    return gk_fail(GKO_STATUS_INVALID_VALUE,
+                   "GKO_GEMM_BACKEND_SM90: %s = %p is not 16-byte aligned, which TMA needs "
+                   "(GKO_GEMM_BACKEND_AUTO plans fall back to cuBLASLt)",
+                   names[i], ptrs[i]);
+  }
+  void *ws = NULL;
+  if (st->cutlass_ws) ws = (void *)(((uintptr_t)x->ws + 255) & ~(uintptr_t)255);
+  gko_status_t s = gk_sm90_launch(&st->kp, st->cfg, x->alpha, x->beta, x->a_l, x->b_l, x->c,
+                                  x->d, bias, ws, x->stream);
+  if (s || !st->post) return s;
+  return gk_gemm_epilogue_launch(p->cd_dtype, p->epilogue >> 1, p->ml, p->nl, p->batch, x->d,
+                                 p->ldd, p->stride_d, x->d, p->ldd, p->stride_d, 1.0f,
+                                 (p->epilogue & 1) ? x->bias : NULL, p->stride_bias,
+                                 p->bias_on_rows, x->stream);
+}
+
+const gk_gemm_backend gk_gemm_sm90_backend = {
+    .id = GKO_GEMM_BACKEND_SM90,
+    .name = "SM90",
+    .tag = "sm90",
+    .max_variant = GK_SM90_NCONFIGS, /* 1 + configuration (gemm_sm90.h) */
+    .plans_empty = 0,
+    .supports = sm90_supports,
+    .auto_first = NULL,
+    .auto_first_why = NULL,
+    .plan = sm90_plan,
+    .execute = sm90_execute,
+    .destroy = sm90_destroy,
+};
