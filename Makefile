@@ -93,6 +93,12 @@ $(BUILD)/obj/%.o: src/%.c $(HDRS) Makefile | $(BUILD)/obj
 $(BUILD)/obj/%.cu.o: kernels/%.cu $(HDRS) Makefile | $(BUILD)/obj
 	$(NVCC) $(NVCCFLAGS) $(LIB_NVFLAGS) -c $< -o $@
 
+# gemm_sm90_launch.cu's tables exist or not by GKO_SM90: a stamp per value
+SM90_FLAG := $(BUILD)/obj/sm90-$(GKO_SM90).flag
+$(SM90_FLAG): | $(BUILD)/obj
+	rm -f $(BUILD)/obj/sm90-*.flag && touch $@
+$(BUILD)/obj/gemm_sm90_launch.cu.o: $(SM90_FLAG)
+
 $(SM90_OBJ): $(BUILD)/obj/%.cu.o: kernels/%.cu $(HDRS) Makefile $(CUTLASS_STAMP) | $(BUILD)/obj
 	$(NVCC) $(NVCCFLAGS) $(SM90_NVFLAGS) -c $< -o $@
 
@@ -102,8 +108,8 @@ $(CUTLASS_STAMP):
 	@rm -rf $(CUTLASS_DIR) $(BUILD)/dl && mkdir -p $(BUILD)/dl
 	@$(PYTHON) -m pip --version >/dev/null 2>&1 || \
 	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
-	    (apt-get install -y -q python3-pip >/dev/null 2>&1 || \
-	     (apt-get update -q >/dev/null && apt-get install -y -q python3-pip >/dev/null)); } || \
+	    (apt-get install -y -q --no-install-recommends python3-pip >/dev/null 2>&1 || \
+	     (apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends python3-pip >/dev/null)); } || \
 	  { echo "error: fetching CUTLASS needs pip ($(PYTHON) -m pip); install python3-pip, or build with GKO_SM90=0" >&2; exit 1; }
 	@$(PYTHON) -m pip download -q --no-deps --only-binary=:all: -d $(BUILD)/dl \
 	  nvidia-cutlass==$(CUTLASS_VERSION) || \

@@ -359,9 +359,12 @@ typedef enum gko_gemm_backend_e {
    * GELU math (a column-major D's bias runs in gko's pass); C as a residual
    * before the activation.  TMA needs 16-byte-aligned pointers, leading
    * dimensions and batch strides, and rows of contiguous data a multiple of
-   * 16 bytes long: otherwise (or with ALIGNMENT < 16) NOT_SUPPORTED.  A
-   * pointer less aligned at execute: INVALID_VALUE (AUTO plans that chose
-   * this backend run cuBLASLt's plan of the same problem instead).
+   * 16 bytes long: otherwise (or with ALIGNMENT < 16) NOT_SUPPORTED.  An
+   * A, B, C or D pointer less aligned at execute: INVALID_VALUE before
+   * anything runs (AUTO plans that chose this backend -- under AUTOTUNE, or
+   * where cuBLASLt and WMMA declined -- run cuBLASLt's plan of the same
+   * problem instead); a bias less aligned runs in gko's pass (FUSION_
+   * REQUIRED: INVALID_VALUE).
    * GKO_GEMM_ATTR_PAD does not apply.  Builds without it (GKO_ARCHS
    * without 90): NOT_SUPPORTED. */
   GKO_GEMM_BACKEND_SM90 = 3

@@ -268,9 +268,18 @@ static void lt_decide_padding(const lt_state *st, const gk_gemm_problem *p, lt_c
   const int64_t pr_a = p->alignment > st->esab ? p->alignment : st->esab;
   c->align_a = lt_batched_align(pr_a, st->esab, p->stride_a_l, p->batch);
   c->align_b = lt_batched_align(pr_a, st->esab, p->stride_b_l, p->batch);
-  const int64_t pr_c = p->alignment > st->escd ? p->alignment : st->escd;
+  /* C and D: the leading dimension bounds the alignment of every column
+   * after the first; cuBLASLt took the pointer's alone (a kernel with
+   * 16-byte stores wrote D at ldd = n + 1, f16: misaligned address, H200,
+   * 2026-12-01) */
+  int64_t pr_c = p->alignment > st->escd ? p->alignment : st->escd;
+  int64_t pr_d = pr_c;
+  if (p->nl > 1) {
+    if (gk_lowbit(p->ldc * st->escd) < pr_c) pr_c = gk_lowbit(p->ldc * st->escd);
+    if (gk_lowbit(p->ldd * st->escd) < pr_d) pr_d = gk_lowbit(p->ldd * st->escd);
+  }
   c->align_c = lt_batched_align(pr_c, st->escd, p->stride_c, p->batch);
-  c->align_d = lt_batched_align(pr_c, st->escd, p->stride_d, p->batch);
+  c->align_d = lt_batched_align(pr_d, st->escd, p->stride_d, p->batch);
   c->k_odd = p->k % st->g != 0;
   c->ld_mask = (p->lda_l % st->g != 0 || c->align_a < 16 ? 1 : 0) |
                (p->ldb_l % st->g != 0 || c->align_b < 16 ? 2 : 0);

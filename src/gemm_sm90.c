@@ -9,8 +9,10 @@
  * GELU-tanh with gko's GELU math, C as a residual before the activation.
  * TMA needs 16-byte-aligned pointers, leading dimensions and batch strides
  * (and contiguous extents in multiples of 16 bytes): plans that cannot
- * promise that are NOT_SUPPORTED, and an AUTO plan keeps a cuBLASLt plan of
- * the same problem for calls whose pointers turn out less aligned.
+ * promise that are NOT_SUPPORTED, and an AUTO plan (reached through
+ * AUTOTUNE, or where cuBLASLt and WMMA declined) keeps a cuBLASLt plan of
+ * the same problem for calls whose pointers turn out less aligned.  A
+ * misaligned bias runs in gko's epilogue pass.
  * Configuration (gemm_sm90.h): sm90_config's rule, or the autotune
  * variant (1 + configuration). */
 #include <limits.h>
@@ -63,6 +65,13 @@ static void sm90_problem_of(gko_handle_t h, const gk_gemm_problem *p, int fused,
   kp->stride_c = p->stride_c;
   kp->stride_d = p->stride_d;
   kp->stride_bias = p->stride_bias;
+  if (p->batch <= 1) { /* one batch: strides TMA accepts, never used to address */
+    kp->stride_a = kp->lda;
+    kp->stride_b = kp->ldb;
+    kp->stride_c = kp->ldc;
+    kp->stride_d = kp->ldd;
+    kp->stride_bias = 0;
+  }
   kp->device = h->device;
   kp->sm_count = h->sm_count;
 }
@@ -159,17 +168,35 @@ static gko_status_t sm90_plan(gko_gemm_plan_t plan) {
                    "GKO_GEMM_FUSION_REQUIRED: the SM90 kernels fuse a bias along the lt "
                    "view's rows (a row-major D's columns), not a column-major D's; use "
                    "GKO_GEMM_FUSION_AUTO");
-  /* C's layout (the kernel's can_implement sees D's when C is absent) and
-   * the fused bias's batch stride: 16-byte multiples */
+  /* TMA's rule for every stored matrix: leading dimension and (batched)
+   * batch stride in 16-byte multiples; CUTLASS's can_implement checks the
+   * contiguous extents only.  C is checked even when a call passes none. */
+  const int64_t esab = (int64_t)gko_dtype_size(p->ab_dtype);
   const int64_t es = (int64_t)gko_dtype_size(p->cd_dtype);
   const int fuse_bias = has_bias && p->bias_on_rows && p->fusion != GKO_GEMM_FUSION_NEVER;
-  if ((p->ldc * es) % 16 || (p->batch > 1 && (p->stride_c * es) % 16) ||
-      (fuse_bias && p->batch > 1 && (p->stride_bias * es) % 16))
+  const struct {
+    const char *name;
+    int64_t ld, stride, es;
+  } mats[4] = {{"A", p->lda, p->stride_a, esab},
+               {"B", p->ldb, p->stride_b, esab},
+               {"C", p->ldc, p->stride_c, es},
+               {"D", p->ldd, p->stride_d, es}};
+  for (int i = 0; i < 4; i++) {
+    const char *what = (mats[i].ld * mats[i].es) % 16 ? "leading dimension"
+                       : (p->batch > 1 && (mats[i].stride * mats[i].es) % 16) ? "batch stride"
+                                                                               : NULL;
+    if (what)
+      return gk_fail(GKO_STATUS_NOT_SUPPORTED,
+                     "SM90: TMA needs each matrix's leading dimension and batch stride in "
+                     "multiples of 16 bytes; %s's %s is %lld elements of %lld bytes",
+                     mats[i].name, what, (long long)(what[0] == 'l' ? mats[i].ld : mats[i].stride),
+                     (long long)mats[i].es);
+  }
+  if (fuse_bias && p->batch > 1 && (p->stride_bias * es) % 16)
     return gk_fail(GKO_STATUS_NOT_SUPPORTED,
-                   "SM90: TMA needs LDC%s in multiples of 16 bytes (ldc = %lld, stride_c = %lld, "
-                   "stride_bias = %lld elements of %lld bytes)",
-                   fuse_bias ? ", STRIDE_C and STRIDE_BIAS" : " and STRIDE_C", (long long)p->ldc,
-                   (long long)p->stride_c, (long long)p->stride_bias, (long long)es);
+                   "SM90: the fused bias is read in 16-byte pieces, but STRIDE_BIAS = %lld "
+                   "elements of %lld bytes",
+                   (long long)p->stride_bias, (long long)es);
   sm90_state *st = calloc(1, sizeof *st);
   if (!st) return gk_fail(GKO_STATUS_ALLOC_FAILED, "host allocation of the SM90 plan failed");
   st->post = p->epilogue && (p->fusion == GKO_GEMM_FUSION_NEVER || (has_bias && !p->bias_on_rows));
@@ -187,7 +214,13 @@ static gko_status_t sm90_plan(gko_gemm_plan_t plan) {
     fp.backend = GKO_GEMM_BACKEND_CUBLASLT;
     fp.autotune = 0;
     /* without one (cuBLASLt declined), misaligned calls are refused */
-    if (gk_gemm_plan_build(h, &fp, &st->fallback) != GKO_STATUS_SUCCESS) st->fallback = NULL;
+    if ((s = gk_gemm_plan_build(h, &fp, &st->fallback))) {
+      st->fallback = NULL;
+      if (s != GKO_STATUS_NOT_SUPPORTED) {
+        sm90_destroy(plan);
+        return s;
+      }
+    }
     if (st->fallback && st->fallback->ws_bytes > ws) ws = st->fallback->ws_bytes;
   }
   plan->ws_bytes = ws;
@@ -208,22 +241,37 @@ static gko_status_t sm90_execute(gko_gemm_plan_t plan, const gk_gemm_args *x) {
   const sm90_state *st = plan->state;
   const gk_gemm_problem *p = &plan->p;
   if (!st) return gk_fail(GKO_STATUS_INTERNAL, "SM90 execute without a kernel configuration");
-  const void *bias = st->post ? NULL : x->bias;
-  const void *const ptrs[5] = {x->a, x->b, x->c, x->d, bias};
-  static const char *const names[5] = {"a", "b", "c", "d", "bias"};
-  for (int i = 0; i < 5; i++) {
+  const void *const ptrs[4] = {x->a, x->b, x->c, x->d};
+  static const char *const names[4] = {"a", "b", "c", "d"};
+  for (int i = 0; i < 4; i++) {
     if (!ptrs[i] || aligned16(ptrs[i])) continue;
     if (st->fallback) return st->fallback->backend->execute(st->fallback, x);
     return gk_fail(GKO_STATUS_INVALID_VALUE,
                    "GKO_GEMM_BACKEND_SM90: %s = %p is not 16-byte aligned, which TMA needs "
-                   "(GKO_GEMM_BACKEND_AUTO plans fall back to cuBLASLt)",
+                   "(re-plan with GKO_GEMM_BACKEND_AUTO)",
                    names[i], ptrs[i]);
+  }
+  /* a fused bias less than 16-byte aligned runs in gko's pass instead, as
+   * gko_gemm_execute documents (FUSION_REQUIRED: refused) */
+  int post = st->post;
+  gk_sm90_problem kp_call;
+  const gk_sm90_problem *kp = &st->kp;
+  if (!post && x->bias && !aligned16(x->bias)) {
+    if (p->fusion == GKO_GEMM_FUSION_REQUIRED)
+      return gk_fail(GKO_STATUS_INVALID_VALUE,
+                     "GKO_GEMM_FUSION_REQUIRED: the fused bias must be 16-byte aligned, but "
+                     "bias = %p",
+                     x->bias);
+    kp_call = st->kp;
+    kp_call.act = 0;
+    kp = &kp_call;
+    post = 1;
   }
   void *ws = NULL;
   if (st->cutlass_ws) ws = (void *)(((uintptr_t)x->ws + 255) & ~(uintptr_t)255);
-  gko_status_t s = gk_sm90_launch(&st->kp, st->cfg, x->alpha, x->beta, x->a_l, x->b_l, x->c,
-                                  x->d, bias, ws, x->stream);
-  if (s || !st->post) return s;
+  gko_status_t s = gk_sm90_launch(kp, st->cfg, x->alpha, x->beta, x->a_l, x->b_l, x->c, x->d,
+                                  post ? NULL : x->bias, ws, x->stream);
+  if (s || !post) return s;
   return gk_gemm_epilogue_launch(p->cd_dtype, p->epilogue >> 1, p->ml, p->nl, p->batch, x->d,
                                  p->ldd, p->stride_d, x->d, p->ldd, p->stride_d, 1.0f,
                                  (p->epilogue & 1) ? x->bias : NULL, p->stride_bias,

@@ -45,6 +45,7 @@ for f in kernels/*.cu; do
       continue ;;
   esac
   o="$out/obj/$(basename "$f" .cu).cu.o"
+  [ "$f" = kernels/gemm_sm90_launch.cu ] && o="$out/obj/gemm_sm90_launch-$sm90.cu.o"
   [ "$o" -nt "$f" ] || "$NVCC" -O1 -std=c++17 -gencode arch=compute_$arch,code=sm_$arch \
     -Iinclude --expt-relaxed-constexpr -DGK_SM90=$sm90 $xsan -c "$f" -o "$o"
   objs="$objs $o"
