@@ -211,7 +211,8 @@ GKO_API gko_status_t gko_query(gko_query_t what, int device, int64_t *value);
 /* Writes a human-readable, multi-line report into buf: gko's version; the
  * CUDA runtime it was built with; the driver's CUDA version; cuBLASLt built
  * against and loaded; the architectures compiled into the library (SASS
- * list and PTX); and for `device` (or all devices when device < 0) its name,
+ * list and PTX); whether the SM90 GEMM kernels were built, and on which
+ * CUTLASS version; and for `device` (or all devices when device < 0) its name,
  * compute capability, SM count, memory, and whether it runs native SASS or
  * JIT-compiled PTX -- or, when gko cannot run, one sentence saying why and
  * what to install.  The report is always NUL-terminated when buf_bytes > 0

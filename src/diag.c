@@ -261,7 +261,8 @@ GKO_API gko_status_t gko_diagnostics(int device, char *buf, size_t buf_bytes,
   if (gk_sm90_built())
     gk_put(&t, "  SM90 GEMM:    sm_90a kernels on CUTLASS %s\n", gk_sm90_cutlass_version());
   else
-    gk_put(&t, "  SM90 GEMM:    not built (GKO_ARCHS without 90, or nvcc without sm_90a)\n");
+    gk_put(&t, "  SM90 GEMM:    not built (GKO_ARCHS without 90, GKO_SM90=0, or an nvcc "
+           "without sm_90a)\n");
   gk_put(&t, "  cuBLASLt loaded: %d.%d.%d\n", (int)(lt / 10000),
          (int)(lt / 100 % 100), (int)(lt % 100));
   if (drv) {

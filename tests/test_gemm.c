@@ -464,6 +464,8 @@ static int run_case(gko_handle_t h, const gcase *c, cudaStream_t stream, wsbuf *
   const void *BIAS = (c->epilogue & 1) ? dbias + c->off_bias * escd : NULL;
 
   gko_status_t s;
+  unsigned char *mask = NULL; /* D's logical elements */
+  int bad = 0;
   if (c->oneshot) {
     s = gko_gemm(h, c->ta, c->tb, m, n, k, c->alpha, c->ab, A, c->lda, B, c->ldb, c->beta, c->cd,
                  C, c->ldc, D, c->ldd, c->epilogue, BIAS, stream);
@@ -482,19 +484,8 @@ static int run_case(gko_handle_t h, const gcase *c, cudaStream_t stream, wsbuf *
     t_d2h(hd, dd, bdb);
     const int same = memcmp(hd, hd0, bdb) == 0;
     cr_expect(same, "D changed by a refused execute [%s]", describe_case(c, cbuf, sizeof cbuf));
-    free(ha);
-    free(hb);
-    free(hc);
-    free(hd0);
-    free(hd);
-    free(hbias);
-    cudaFree(da);
-    cudaFree(db);
-    cudaFree(dc);
-    cudaFree(dd);
-    cudaFree(dbias);
-    gko_gemm_desc_destroy(desc);
-    return (s != GKO_STATUS_INVALID_VALUE) + !same;
+    bad = (s != GKO_STATUS_INVALID_VALUE) + !same;
+    goto done;
   }
   cr_assert_eq(s, GKO_STATUS_SUCCESS, "execute: %s: %s [%s]", gko_status_name(s),
                gko_last_error_detail(), describe_case(c, cbuf, sizeof cbuf));
@@ -503,7 +494,7 @@ static int run_case(gko_handle_t h, const gcase *c, cudaStream_t stream, wsbuf *
   const unsigned char *pd = hd + c->off_d * escd;
 
   /* which D elements are logical */
-  unsigned char *mask = calloc((size_t)ed + 1, 1);
+  mask = calloc((size_t)ed + 1, 1);
   for (int64_t b = 0; b < bt; b++)
     for (int64_t i = 0; i < m; i++)
       for (int64_t j = 0; j < n; j++) mask[b * sd + idx(L, i, j, ldd)] = 1;
@@ -619,7 +610,8 @@ static int run_case(gko_handle_t h, const gcase *c, cudaStream_t stream, wsbuf *
                (long long)touched, describe_case(c, cbuf, sizeof cbuf));
   cr_expect_eq(inexact, 0, "%lld inexact results [%s]", (long long)inexact,
                describe_case(c, cbuf, sizeof cbuf));
-  int bad = !(rel <= tol) + (nan_bad > 0) + (touched > 0) + (inexact > 0);
+  bad = !(rel <= tol) + (nan_bad > 0) + (touched > 0) + (inexact > 0);
+done:
   free(mask);
   free(ha);
   free(hb);
