@@ -248,13 +248,24 @@ struct gemm {
       return gk_fail(GKO_STATUS_INTERNAL, "SM90: CUTLASS workspace: %s",
                      cutlass::cutlassGetStatusString(s));
     typename Kernel::Params params = Kernel::to_underlying_arguments(args, ws);
-    s = Device::run(params, st);
-    if (s != cutlass::Status::kSuccess) {
-      cudaError_t e = cudaGetLastError();
-      if (e != cudaSuccess) return gk_cuda_fail(e, "SM90 GEMM launch");
-      return gk_fail(GKO_STATUS_CUDA_ERROR, "SM90 GEMM launch: %s",
-                     cutlass::cutlassGetStatusString(s));
-    }
+    /* launched here rather than by CUTLASS's adapter, which reads (and so
+     * clears) the caller's last CUDA error */
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = cute::size<0>(typename Cfg::Cluster{});
+    attr.val.clusterDim.y = cute::size<1>(typename Cfg::Cluster{});
+    attr.val.clusterDim.z = cute::size<2>(typename Cfg::Cluster{});
+    cudaLaunchConfig_t lc = {};
+    lc.gridDim = Kernel::get_grid_shape(params);
+    lc.blockDim = Kernel::get_block_shape();
+    lc.dynamicSmemBytes = Kernel::SharedStorageSize;
+    lc.stream = st;
+    lc.attrs = &attr;
+    lc.numAttrs = 1;
+    void *kargs[] = {&params};
+    cudaError_t e =
+        cudaLaunchKernelExC(&lc, (const void *)cutlass::device_kernel<Kernel>, kargs);
+    if (e != cudaSuccess) return gk_cuda_fail(e, "SM90 GEMM launch");
     return GKO_STATUS_SUCCESS;
   }
 };

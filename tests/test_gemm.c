@@ -1284,12 +1284,11 @@ GEMM_TEST(gelu_erf_negative_tail_f32) {
   t_h2d(db, hb, n * k * 2);
   t_h2d(dbias, hbias, n * 4);
   T_CUDA(cudaMemset(dd, T_POISON_BYTE, m * n * 4));
-  gko_gemm_desc_t desc;
+  gcase c = gc_default(ab, GKO_DTYPE_F32, m, n, k);
+  c.tb = 1;
+  c.epilogue = GKO_EPILOGUE_BIAS_GELU_ERF;
+  gko_gemm_desc_t desc = make_desc(&c);
   gko_gemm_plan_t plan;
-  T_OK(gko_gemm_desc_create(&desc, ab, GKO_DTYPE_F32, m, n, k));
-  T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_TRANSB, GKO_OP_T));
-  T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_EPILOGUE, GKO_EPILOGUE_BIAS_GELU_ERF));
-  T_OK(gko_gemm_desc_set(desc, GKO_GEMM_ATTR_BACKEND, g_backend));
   T_OK(gko_gemm_plan_create(h, desc, &plan));
   size_t need = 0;
   T_OK(gko_gemm_workspace_size(plan, &need));
