@@ -42,11 +42,12 @@ BUILD := build
 # ---- CUTLASS: headers only, from PyPI's nvidia-cutlass wheel (pinned) -------
 # The Hopper GEMM kernels (kernels/gemm_sm90_*.cu) are built on its sm90
 # collectives for sm_90a alone; make fetches the wheel (pip download, hash
-# checked) and unpacks its include tree into $(BUILD) when missing.
+# checked) and unpacks its include tree (and cutlass/util/packed_stride.hpp,
+# which the convolution collective includes) into $(BUILD) when missing.
 CUTLASS_VERSION := 4.2.0.0
 CUTLASS_SHA256  := f9599ada45c7bcb6bf53f7d3f0a7d154183e53451c01bfa59eecd37dd4a693f6
 CUTLASS_DIR     := $(BUILD)/cutlass-$(CUTLASS_VERSION)
-CUTLASS_STAMP   := $(CUTLASS_DIR)/.unpacked
+CUTLASS_STAMP   := $(CUTLASS_DIR)/.unpacked-2
 SM90_OK := $(shell $(NVCC) --dryrun -gencode arch=compute_90a,code=sm_90a -x cu -c /dev/null \
              -o /dev/null >/dev/null 2>&1 && echo 1)
 GKO_SM90 ?= $(if $(and $(filter 90,$(GKO_ARCHS)),$(SM90_OK)),1,0)
@@ -70,7 +71,7 @@ SM90_NVFLAGS := -std=c++17 -gencode arch=compute_90a,code=sm_90a -DNDEBUG \
 LIB_LDLIBS := -L$(CUDA_LIB) -lcublasLt -lcudart_static -lrt -lpthread -ldl
 
 SRC_C  := $(wildcard src/*.c)
-SM90_SRC := $(filter-out kernels/gemm_sm90_launch.cu,$(wildcard kernels/gemm_sm90_*.cu))
+SM90_SRC := $(filter-out %_launch.cu,$(wildcard kernels/gemm_sm90_*.cu kernels/conv_sm90_*.cu))
 SM90_OBJ := $(if $(filter 1,$(GKO_SM90)),$(patsubst kernels/%.cu,$(BUILD)/obj/%.cu.o,$(SM90_SRC)))
 SRC_CU := $(filter-out $(SM90_SRC),$(wildcard kernels/*.cu))
 # the CUTLASS objects first: the longest compiles start first under make -j
@@ -87,22 +88,27 @@ all: library
 
 library: $(SHLIB) lib/$(SONAME) lib/libgko.so $(STLIB)
 
-$(BUILD)/obj/%.o: src/%.c $(HDRS) Makefile | $(BUILD)/obj
-	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
+# Each object depends on the headers it includes (the compilers' -MMD
+# lists, build/obj/*.d), so a header edit rebuilds only its includers.
+$(BUILD)/obj/%.o: src/%.c Makefile | $(BUILD)/obj
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/obj/%.cu.o: kernels/%.cu $(HDRS) Makefile | $(BUILD)/obj
-	$(NVCC) $(NVCCFLAGS) $(LIB_NVFLAGS) -c $< -o $@
+$(BUILD)/obj/%.cu.o: kernels/%.cu Makefile | $(BUILD)/obj
+	$(NVCC) $(NVCCFLAGS) $(LIB_NVFLAGS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 
-# gemm_sm90_launch.cu's tables exist or not by GKO_SM90: a stamp per value
+# the *_sm90_launch.cu tables exist or not by GKO_SM90: a stamp per value
 SM90_FLAG := $(BUILD)/obj/sm90-$(GKO_SM90).flag
 $(SM90_FLAG): | $(BUILD)/obj
 	rm -f $(BUILD)/obj/sm90-*.flag && touch $@
-$(BUILD)/obj/gemm_sm90_launch.cu.o: $(SM90_FLAG)
+$(BUILD)/obj/gemm_sm90_launch.cu.o $(BUILD)/obj/conv_sm90_launch.cu.o: $(SM90_FLAG)
 
-$(SM90_OBJ): $(BUILD)/obj/%.cu.o: kernels/%.cu $(HDRS) Makefile $(CUTLASS_STAMP) | $(BUILD)/obj
-	$(NVCC) $(NVCCFLAGS) $(SM90_NVFLAGS) -c $< -o $@
+$(SM90_OBJ): $(BUILD)/obj/%.cu.o: kernels/%.cu Makefile $(CUTLASS_STAMP) | $(BUILD)/obj
+	$(NVCC) $(NVCCFLAGS) $(SM90_NVFLAGS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 
-# The wheel is a zip file; only cutlass_library/source/include is kept.
+-include $(wildcard $(BUILD)/obj/*.d)
+
+# The wheel is a zip file; only cutlass_library/source/include and
+# packed_stride.hpp (from tools/util/include) are kept.
 $(CUTLASS_STAMP):
 	@echo "fetching CUTLASS $(CUTLASS_VERSION) headers (PyPI nvidia-cutlass) into $(CUTLASS_DIR)"
 	@rm -rf $(CUTLASS_DIR) $(BUILD)/dl && mkdir -p $(BUILD)/dl
@@ -115,13 +121,15 @@ $(CUTLASS_STAMP):
 	  nvidia-cutlass==$(CUTLASS_VERSION) || \
 	  { echo "error: pip could not download nvidia-cutlass==$(CUTLASS_VERSION); build with GKO_SM90=0 to leave the SM90 kernels out" >&2; exit 1; }
 	@$(PYTHON) -c 'import hashlib, os, sys, zipfile; \
-	w = sys.argv[1]; out = sys.argv[3]; pre = "cutlass_library/source/include/"; \
+	w = sys.argv[1]; out = sys.argv[3]; src = "cutlass_library/source/"; \
+	keep = lambda f: f.startswith(src + "include/") or f == src + "tools/util/include/cutlass/util/packed_stride.hpp"; \
+	dest = lambda f: f[len(src):].split("include/", 1)[1]; \
 	h = hashlib.sha256(open(w, "rb").read()).hexdigest(); \
 	h == sys.argv[2] or sys.exit("error: %s has sha256 %s, expected %s" % (w, h, sys.argv[2])); \
 	z = zipfile.ZipFile(w); \
-	[(os.makedirs(os.path.dirname(os.path.join(out, i.filename[len(pre):])), exist_ok=True), \
-	  open(os.path.join(out, i.filename[len(pre):]), "wb").write(z.read(i))) \
-	 for i in z.infolist() if i.filename.startswith(pre) and not i.is_dir()]' \
+	[(os.makedirs(os.path.dirname(os.path.join(out, dest(i.filename))), exist_ok=True), \
+	  open(os.path.join(out, dest(i.filename)), "wb").write(z.read(i))) \
+	 for i in z.infolist() if keep(i.filename) and not i.is_dir()]' \
 	  $(BUILD)/dl/nvidia_cutlass-$(CUTLASS_VERSION)-py3-none-any.whl $(CUTLASS_SHA256) \
 	  $(CUTLASS_DIR)/include
 	@rm -rf $(BUILD)/dl

@@ -3,7 +3,7 @@
  *   gko-bench conv --n N --c C --h H --w W --k K --r R --s S [--stride S]
  *       [--pad P] [--dilation D] [--groups G] [--layout nhwc|nchw]
  *       [--dtype f16|bf16|f32|tf32] [--epilogue none|bias|bias-relu|...]
- *       [--max-chunk M] [--max-workspace BYTES]
+ *       [--max-chunk M] [--max-workspace BYTES] [--algo auto|gemm|implicit]
  *   (height and width share stride, pad and dilation here; the library
  *   takes them per axis)
  *
@@ -32,6 +32,7 @@ typedef struct {
   gko_dtype_t dt;
   int tf32, layout, epilogue;
   int64_t n, c, h, w, k, r, s, stride, pad, dil, groups, max_chunk, max_ws;
+  int64_t algo; /* gko_conv_algo_t */
 } conv_case;
 
 typedef struct {
@@ -139,7 +140,7 @@ static int bench_one(gko_handle_t h, cudaStream_t s, const conv_case *cc) {
              {GKO_CONV_ATTR_DILATION_H, cc->dil},  {GKO_CONV_ATTR_DILATION_W, cc->dil},
              {GKO_CONV_ATTR_GROUPS, cc->groups},   {GKO_CONV_ATTR_EPILOGUE, cc->epilogue},
              {GKO_CONV_ATTR_MAX_CHUNK, cc->max_chunk},
-             {GKO_CONV_ATTR_MAX_WORKSPACE, cc->max_ws},
+             {GKO_CONV_ATTR_MAX_WORKSPACE, cc->max_ws}, {GKO_CONV_ATTR_ALGO, cc->algo},
              {GKO_CONV_ATTR_COMPUTE, cc->tf32 ? GKO_GEMM_COMPUTE_TF32 : GKO_GEMM_COMPUTE_DEFAULT}};
   for (size_t i = 0; i < sizeof set / sizeof set[0]; i++) GK(gko_conv_desc_set(desc, set[i].a, set[i].v));
   int64_t oh, ow;
@@ -271,8 +272,11 @@ static int bench_one(gko_handle_t h, cudaStream_t s, const conv_case *cc) {
   const char *dtn = cc->tf32 ? "tf32" : bench_dtype_name(cc->dt);
   const char *lay = cc->layout == GKO_CONV_LAYOUT_NHWC ? "nhwc" : "nchw";
   char pathd[48];
-  snprintf(pathd, sizeof pathd, "%s chunk %lld x%lld",
-           path == GKO_CONV_PATH_DIRECT ? "direct" : "im2col", (long long)chunk, (long long)chunks);
+  const char *path_name = path == GKO_CONV_PATH_DIRECT     ? "direct"
+                          : path == GKO_CONV_PATH_IMPLICIT ? "implicit"
+                                                           : "im2col";
+  snprintf(pathd, sizeof pathd, "%s chunk %lld x%lld", path_name, (long long)chunk,
+           (long long)chunks);
   size_t need = 0;
   GK(gko_conv_plan_describe(c.plan, NULL, 0, &need));
   char *plan = malloc(need);
@@ -309,7 +313,7 @@ static int bench_one(gko_handle_t h, cudaStream_t s, const conv_case *cc) {
             (long long)cc->r, (long long)cc->s, (long long)cc->stride, (long long)cc->pad,
             (long long)cc->dil, (long long)cc->groups, dev, lat, flops, flops / (dev * 1e6),
             col_rw / 2, col_rw / 2, io, gemm_us, share, floor_us, g_copy_gbs,
-            path == GKO_CONV_PATH_DIRECT ? "direct" : "im2col", (long long)chunk,
+            path_name, (long long)chunk,
             (long long)chunks, c.ws_bytes, rel);
     bench_json_str("plan", plan);
     fputs("}", g_json);
@@ -337,7 +341,7 @@ static int bench_one(gko_handle_t h, cudaStream_t s, const conv_case *cc) {
 
 int bench_conv_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv) {
   conv_case cc = {NULL, GKO_DTYPE_F16, 0, GKO_CONV_LAYOUT_NHWC, 0,
-                  32, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 0, -1};
+                  32, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 0, -1, GKO_CONV_ALGO_AUTO};
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
     const struct {
@@ -359,6 +363,12 @@ int bench_conv_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv) {
       cc.layout = !strcmp(v, "nhwc") ? GKO_CONV_LAYOUT_NHWC : GKO_CONV_LAYOUT_NCHW;
       i++;
     } else if (!strcmp(a, "--dtype") && bench_parse_dtype_tf32(v, &cc.dt, &cc.tf32)) {
+      i++;
+    } else if (!strcmp(a, "--algo") &&
+               (!strcmp(v, "auto") || !strcmp(v, "gemm") || !strcmp(v, "implicit"))) {
+      cc.algo = !strcmp(v, "auto") ? GKO_CONV_ALGO_AUTO
+                : !strcmp(v, "gemm") ? GKO_CONV_ALGO_GEMM
+                                     : GKO_CONV_ALGO_IMPLICIT;
       i++;
     } else if (!strcmp(a, "--epilogue") && bench_parse_epilogue(v) >= 0) {
       cc.epilogue = bench_parse_epilogue(v);
@@ -400,7 +410,8 @@ int bench_conv_suite(gko_handle_t h, cudaStream_t s) {
         conv_case cc = {kResNet18[i].name, kinds[t].dt, 0, kinds[t].layout, 0,
                         batches[b], kResNet18[i].c, kResNet18[i].hw, kResNet18[i].hw,
                         kResNet18[i].k, kResNet18[i].rs, kResNet18[i].rs,
-                        kResNet18[i].stride, kResNet18[i].pad, 1, 1, 0, -1};
+                        kResNet18[i].stride, kResNet18[i].pad, 1, 1, 0, -1,
+                        GKO_CONV_ALGO_AUTO};
         fails += bench_one(h, s, &cc);
       }
   fprintf(stderr, "\r%50s\r", "");

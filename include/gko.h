@@ -1049,8 +1049,34 @@ typedef enum gko_conv_attr_e {
   /* Zero padding after the last row / column, >= -1; -1 (the default):
    * the same as PAD_H / PAD_W (symmetric padding, as torch's conv2d). */
   GKO_CONV_ATTR_PAD_H_END = 21,
-  GKO_CONV_ATTR_PAD_W_END = 22
+  GKO_CONV_ATTR_PAD_W_END = 22,
+  /* gko_conv_algo_t, default AUTO: which lowering the plan may choose. */
+  GKO_CONV_ATTR_ALGO = 23
 } gko_conv_attr_t;
+
+/* The lowerings a plan may choose (GKO_CONV_ATTR_ALGO).
+ *   AUTO      implicit GEMM where it applies (below), else the GEMM
+ *             lowering; 1x1 filters with stride 1 and no padding stay on
+ *             DIRECT (x is the GEMM's operand as it is).
+ *   GEMM      the GEMM lowering only: DIRECT or IM2COL as described above.
+ *   IMPLICIT  implicit GEMM, or GKO_STATUS_NOT_SUPPORTED from
+ *             gko_conv_plan_create with the reason.
+ * Implicit GEMM (GKO_CONV_PATH_IMPLICIT) is gko's sm_90a kernel on
+ * CUTLASS's sm90 forward-convolution collective: the tile of x that a
+ * GEMM step needs is gathered by TMA's im2col mode straight from x (no
+ * column matrix), the filter tile by an ordinary TMA load, the product by
+ * wgmma, and the epilogue (bias, residual, activation) runs on the
+ * accumulators.  It applies to: a build with the SM90 kernels on a GPU of
+ * compute capability 9.0; NHWC; F16 or BF16; one group; COMPUTE DEFAULT;
+ * ALIGNMENT >= 16; C and K multiples of 8 (16 bytes); H, W >= 1; per
+ * axis stride at most 8, padding before at most 128, dil * (R - 1) below
+ * 255 and pad_end - dil * (R - 1) from -128 to 127; N*OH*OW below 2^31 and
+ * every extent below 2^31 (TMA's im2col limits). */
+typedef enum gko_conv_algo_e {
+  GKO_CONV_ALGO_AUTO = 0,
+  GKO_CONV_ALGO_GEMM = 1,
+  GKO_CONV_ALGO_IMPLICIT = 2
+} gko_conv_algo_t;
 
 /* What gko_conv_plan_get reports. */
 typedef enum gko_conv_info_e {
@@ -1082,7 +1108,8 @@ typedef enum gko_conv_info_e {
 typedef enum gko_conv_path_e {
   GKO_CONV_PATH_NONE = 0,   /* empty output (N == 0): execute does nothing */
   GKO_CONV_PATH_IM2COL = 1, /* im2col into the workspace, then GEMM */
-  GKO_CONV_PATH_DIRECT = 2  /* 1x1, stride 1, no padding: GEMM on x itself */
+  GKO_CONV_PATH_DIRECT = 2, /* 1x1, stride 1, no padding: GEMM on x itself */
+  GKO_CONV_PATH_IMPLICIT = 3 /* implicit GEMM (GKO_CONV_ALGO_IMPLICIT) */
 } gko_conv_path_t;
 
 /* Opaque problem descriptor (host memory only; no handle, no GPU). */
@@ -1218,6 +1245,31 @@ GKO_API gko_status_t gko_conv_plan_describe(gko_conv_plan_t plan, char *buf, siz
 GKO_API gko_status_t gko_conv_execute(gko_conv_plan_t plan, const void *x, const void *w,
                                       const void *bias, void *y, void *workspace,
                                       size_t workspace_bytes, gko_stream_t stream);
+
+/* y = act(alpha * conv(x, w) + bias + beta * z) on stream: gko_conv_execute
+ * with the convolution scaled and a residual added before the activation,
+ * as cuDNN's cudnnConvolutionBiasActivationForward (its alpha1 and alpha2)
+ * and the ResNet basic block's shortcut (z the block's input, beta 1,
+ * epilogue BIAS_RELU).  gko_conv_execute is this call with alpha 1, beta 0.
+ * z: y's shape and layout (N*K*OH*OW elements), the plan's dtype and
+ * alignment, device-accessible.  beta == 0: z is never read (may be NULL;
+ * NaN or Inf in it has no effect).  z may be y itself (the residual added
+ * in place: each element of z is read before the same element of y is
+ * written); any other overlap of z with y, or with the workspace's first
+ * gko_conv_workspace_size bytes, is INVALID_VALUE.  alpha and beta are host
+ * values read at the call (a captured graph keeps them); alpha == 0 gives
+ * y = act(bias + beta * z) whatever x and w hold (NaN or Inf in them has
+ * no effect; the pointers are still checked).
+ * Every path fuses it: implicit GEMM and DIRECT in the kernel's epilogue,
+ * IM2COL in the GEMM's (C = z).
+ * Statuses, workspace and the other arguments: as gko_conv_execute; also
+ * INVALID_VALUE for z NULL with beta != 0, z misaligned or overlapping as
+ * above.
+ * Storage: none.  Async: yes.  Capture: yes (as gko_conv_execute). */
+GKO_API gko_status_t gko_conv_execute_residual(gko_conv_plan_t plan, float alpha, const void *x,
+                                               const void *w, const void *bias, float beta,
+                                               const void *z, void *y, void *workspace,
+                                               size_t workspace_bytes, gko_stream_t stream);
 
 #ifdef __cplusplus
 } /* extern "C" */

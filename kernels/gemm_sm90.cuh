@@ -19,112 +19,11 @@
 #include <cutlass/gemm/device/gemm_universal_adapter.h>
 #include <cutlass/gemm/kernel/gemm_universal.hpp>
 
-#include "activation.cuh"
 #include "gemm_sm90.h"
+#include "sm90_common.cuh"
 
 namespace gk {
 namespace sm90 {
-
-/* gko's GELU (act 2 or 3) over one fragment of the epilogue's registers,
- * kept out of line: CUTLASS unrolls the epilogue's subtile loop, and both
- * GELUs inlined into every subtile made the kernel outgrow the
- * instruction cache (docs/gemm.md, "The SM90 backend"). */
-template <int N>
-struct act_frag {
-  float v[N];
-};
-template <bool ACC, int N>
-__device__ __noinline__ act_frag<N> activate_frag(act_frag<N> x, int act) {
-  switch (act) {
-    case 2:
-      for (int i = 0; i < N; i++) x.v[i] = gk::activate(x.v[i], 2, ACC);
-      break;
-    case 3:
-      for (int i = 0; i < N; i++) x.v[i] = gk::activate(x.v[i], 3, ACC);
-      break;
-  }
-  return x;
-}
-
-/* The epilogue's root node: passes the linear combination through and
- * applies gko's activation (chosen at run time; ACC: the accurate GELU,
- * for f32 D) to each register subtile in reduce(). */
-template <bool ACC>
-struct act_node : cutlass::epilogue::fusion::Sm90VisitorImpl<> {
-  struct SharedStorage {};
-  struct Arguments {
-    int act; /* gemm_sm90.h's act */
-  };
-  using Params = Arguments;
-
-  template <class ProblemShape>
-  static constexpr Params to_underlying_arguments(ProblemShape const &, Arguments const &a,
-                                                  void *) {
-    return a;
-  }
-  template <class ProblemShape>
-  static bool can_implement(ProblemShape const &, Arguments const &) {
-    return true;
-  }
-  template <class ProblemShape>
-  static size_t get_workspace_size(ProblemShape const &, Arguments const &) {
-    return 0;
-  }
-  template <class ProblemShape>
-  static cutlass::Status initialize_workspace(ProblemShape const &, Arguments const &, void *,
-                                              cudaStream_t,
-                                              cutlass::CudaHostAdapter * = nullptr) {
-    return cutlass::Status::kSuccess;
-  }
-
-  CUTLASS_HOST_DEVICE act_node() : params() {}
-  CUTLASS_HOST_DEVICE act_node(Params const &p, SharedStorage const &) : params(p) {}
-  Params const params;
-
-  struct ConsumerStoreCallbacks : cutlass::epilogue::fusion::EmptyConsumerStoreCallbacks {
-    CUTLASS_DEVICE explicit ConsumerStoreCallbacks(int a) : act(a) {}
-    int act;
-
-    template <typename ElementAccumulator, typename ElementInput, int FragmentSize>
-    CUTLASS_DEVICE cutlass::Array<float, FragmentSize> visit(
-        cutlass::Array<ElementAccumulator, FragmentSize> const &, int, int, int,
-        cutlass::Array<ElementInput, FragmentSize> const &x) {
-      return cutlass::NumericArrayConverter<float, ElementInput, FragmentSize>{}(x);
-    }
-
-    template <class STensor, class SyncFn, class VTensor>
-    CUTLASS_DEVICE void reduce(STensor &&, SyncFn const &, int, int, bool,
-                               VTensor visit_results) {
-      if (act == 0) return;
-      if (act == 1) { /* ReLU: two instructions, inline */
-        CUTLASS_PRAGMA_UNROLL
-        for (int i = 0; i < cute::size(visit_results); i++) {
-          auto &f = visit_results(i);
-          CUTLASS_PRAGMA_UNROLL
-          for (int j = 0; j < f.size(); j++) f[j] = gk::activate(f[j], 1, ACC);
-        }
-        return;
-      }
-      CUTLASS_PRAGMA_UNROLL
-      for (int i = 0; i < cute::size(visit_results); i++) {
-        auto &f = visit_results(i);
-        constexpr int N = cute::remove_cvref_t<decltype(f)>::kElements;
-        act_frag<N> t;
-        CUTLASS_PRAGMA_UNROLL
-        for (int j = 0; j < N; j++) t.v[j] = f[j];
-        t = activate_frag<ACC, N>(t, act);
-        CUTLASS_PRAGMA_UNROLL
-        for (int j = 0; j < N; j++) f[j] = t.v[j];
-      }
-    }
-  };
-
-  template <bool ReferenceSrc, class... Args>
-  CUTLASS_DEVICE auto get_consumer_store_callbacks(
-      cutlass::epilogue::fusion::ConsumerStoreArgs<Args...> const &) {
-    return ConsumerStoreCallbacks(params.act);
-  }
-};
 
 using namespace cute;
 
@@ -231,11 +130,7 @@ struct gemm {
                      "bytes",
                      cutlass::cutlassGetStatusString(s));
     *ws_bytes = Device::get_workspace_size(args);
-    const int smem = (int)Kernel::SharedStorageSize;
-    cudaError_t e = cudaFuncSetAttribute(cutlass::device_kernel<Kernel>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-    if (e != cudaSuccess) return gk_cuda_fail(e, "cudaFuncSetAttribute (SM90 GEMM)");
-    return GKO_STATUS_SUCCESS;
+    return allow_smem<Kernel>("cudaFuncSetAttribute (SM90 GEMM)");
   }
 
   static gko_status_t launch(const gk_sm90_problem *p, float alpha, float beta, const void *a,
@@ -248,25 +143,7 @@ struct gemm {
       return gk_fail(GKO_STATUS_INTERNAL, "SM90: CUTLASS workspace: %s",
                      cutlass::cutlassGetStatusString(s));
     typename Kernel::Params params = Kernel::to_underlying_arguments(args, ws);
-    /* launched here rather than by CUTLASS's adapter, which reads (and so
-     * clears) the caller's last CUDA error */
-    cudaLaunchAttribute attr;
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = cute::size<0>(typename Cfg::Cluster{});
-    attr.val.clusterDim.y = cute::size<1>(typename Cfg::Cluster{});
-    attr.val.clusterDim.z = cute::size<2>(typename Cfg::Cluster{});
-    cudaLaunchConfig_t lc = {};
-    lc.gridDim = Kernel::get_grid_shape(params);
-    lc.blockDim = Kernel::get_block_shape();
-    lc.dynamicSmemBytes = Kernel::SharedStorageSize;
-    lc.stream = st;
-    lc.attrs = &attr;
-    lc.numAttrs = 1;
-    void *kargs[] = {&params};
-    cudaError_t e =
-        cudaLaunchKernelExC(&lc, (const void *)cutlass::device_kernel<Kernel>, kargs);
-    if (e != cudaSuccess) return gk_cuda_fail(e, "SM90 GEMM launch");
-    return GKO_STATUS_SUCCESS;
+    return launch_kernel<Kernel>(params, st, "SM90 GEMM launch");
   }
 };
 

@@ -8,12 +8,13 @@
 #include <stdint.h>
 
 #include "core.h"
+#include "../kernels/conv_sm90.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-enum { GK_CONV_NATTR = 23, GK_CONV_WHY = 2048 };
+enum { GK_CONV_NATTR = 24, GK_CONV_WHY = 2048 };
 
 struct gko_conv_desc_s {
   int64_t v[GK_CONV_NATTR];
@@ -21,7 +22,7 @@ struct gko_conv_desc_s {
 
 /* The resolved problem (gk_conv_resolve). */
 typedef struct gk_conv_problem {
-  int dtype, layout, epilogue, compute;
+  int dtype, layout, epilogue, compute, algo;
   int64_t es;
   int64_t n, c, h, w, k, r, s;
   int64_t sh, sw, ph, pw, ph_end, pw_end, dh, dw, groups;
@@ -61,6 +62,8 @@ struct gko_conv_plan_s {
   gko_gemm_plan_t gemm[2];  /* full chunk, last partial chunk (or NULL) */
   int block_nhwc[4];        /* im2col threads per block, 2/4/8/16-byte vectors */
   int block_nchw;
+  gk_conv_sm90_problem ip;  /* PATH_IMPLICIT: the kernel's problem */
+  int icfg;                 /* and configuration (conv_sm90.h) */
   char why[GK_CONV_WHY];
 };
 
@@ -82,6 +85,15 @@ gko_status_t gk_conv_resolve(const int64_t *v, gk_conv_problem *p);
  * right after the failing gko_gemm_* call, since every public entry point
  * resets the detail (src/conv_plan.c). */
 gko_status_t gk_conv_gemm_fail(gko_status_t s, const char *what);
+
+/* The implicit-GEMM path (src/conv_implicit.c): whether it applies (else
+ * 0 and the reason in why), the plan, its description and its execute. */
+int gk_conv_implicit_applies(gko_handle_t h, const gk_conv_problem *p, char *why, size_t cap);
+gko_status_t gk_conv_plan_implicit(gko_conv_plan_t cp);
+void gk_conv_explain_implicit(gko_conv_plan_t cp);
+gko_status_t gk_conv_execute_implicit(const struct gko_conv_plan_s *plan, float alpha,
+                                      const void *x, const void *w, const void *bias,
+                                      float beta, const void *z, void *y, void *stream);
 
 #ifdef __cplusplus
 }

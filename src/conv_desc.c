@@ -42,6 +42,8 @@ static const gk_rule kRule[GK_CONV_NATTR] = {
                                  "is not a power of two between 1 and 256 (bytes)", 16},
     [GKO_CONV_ATTR_PAD_H_END] = GK_DEFAULTED(GKO_CONV_ATTR_PAD_H_END),
     [GKO_CONV_ATTR_PAD_W_END] = GK_DEFAULTED(GKO_CONV_ATTR_PAD_W_END),
+    [GKO_CONV_ATTR_ALGO] = {"GKO_CONV_ATTR_ALGO", GKO_CONV_ALGO_AUTO, GKO_CONV_ALGO_IMPLICIT, 0,
+                            "is not a gko_conv_algo_t", GKO_CONV_ALGO_AUTO},
 };
 
 #undef GK_NONNEG
@@ -132,7 +134,7 @@ gko_status_t gk_conv_resolve(const int64_t *v, gk_conv_problem *p) {
 #define GK_V(attr) v[GKO_CONV_ATTR_##attr]
   *p = (gk_conv_problem){
       .dtype = (int)GK_V(DTYPE), .layout = (int)GK_V(LAYOUT),
-      .epilogue = (int)GK_V(EPILOGUE), .compute = (int)GK_V(COMPUTE),
+      .epilogue = (int)GK_V(EPILOGUE), .compute = (int)GK_V(COMPUTE), .algo = (int)GK_V(ALGO),
       .es = (int64_t)gko_dtype_size((gko_dtype_t)GK_V(DTYPE)),
       .n = GK_V(N), .c = GK_V(C), .h = GK_V(H), .w = GK_V(W),
       .k = GK_V(K), .r = GK_V(R), .s = GK_V(S),

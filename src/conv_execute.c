@@ -1,6 +1,7 @@
 /* conv_execute.c -- Conv2d execute: the pointer, workspace and overlap
- * checks, then per chunk the transposes and im2col (kernels/im2col.cu) and
- * the GEMM calls the plan prepared. */
+ * checks, then the implicit GEMM (src/conv_implicit.c), or per chunk the
+ * transposes and im2col (kernels/im2col.cu) and the GEMM calls the plan
+ * prepared, with the residual z as the GEMMs' C. */
 #include <stdint.h>
 #include <stdio.h>
 
@@ -51,9 +52,9 @@ static gko_status_t gk_conv_im2col(const struct gko_conv_plan_s *plan, int64_t c
 /* Execute's checks: the pointers against the alignment promise, the
  * workspace, the overlaps, then the handle's device and the pointers'. */
 static gko_status_t gk_conv_check_execute(const struct gko_conv_plan_s *plan, const void *x,
-                                          const void *w, const void *bias, const void *y,
-                                          const void *workspace, size_t workspace_bytes,
-                                          void *stream) {
+                                          const void *w, const void *bias, const void *z,
+                                          const void *y, const void *workspace,
+                                          size_t workspace_bytes, void *stream) {
   const gk_conv_problem *p = &plan->p;
   const int64_t es = p->es, ohw = p->oh * p->ow, hw = p->h * p->w;
   const int64_t align = p->alignment > es ? p->alignment : es;
@@ -65,7 +66,8 @@ static gko_status_t gk_conv_check_execute(const struct gko_conv_plan_s *plan, co
   if ((s = gk_conv_check_ptr(y, "y", align, "y is always written")) ||
       (s = gk_conv_check_ptr(w, "w", align, "the filters are always read")) ||
       (xb > 0 && (s = gk_conv_check_ptr(x, "x", align, "N x C x H x W > 0"))) ||
-      (need_bias && (s = gk_conv_check_ptr(bias, "bias", align, "the epilogue has a bias"))))
+      (need_bias && (s = gk_conv_check_ptr(bias, "bias", align, "the epilogue has a bias"))) ||
+      (z && (s = gk_conv_check_ptr(z, "z", align, "beta != 0"))))
     return s;
   if ((s = gk_check_workspace(workspace, workspace_bytes, plan->ws_bytes,
                               "gko_conv_workspace_size")))
@@ -75,6 +77,10 @@ static gko_status_t gk_conv_check_execute(const struct gko_conv_plan_s *plan, co
   if (gk_overlap(y, yb, w, wb)) return gk_fail(GKO_STATUS_INVALID_VALUE, "y overlaps w");
   if (need_bias && gk_overlap(y, yb, bias, bb))
     return gk_fail(GKO_STATUS_INVALID_VALUE, "y overlaps bias");
+  if (z && gk_partial_overlap(y, yb, z, yb))
+    return gk_fail(GKO_STATUS_INVALID_VALUE,
+                   "z overlaps y without being y itself (z may be y, for a residual added in "
+                   "place, or overlap nothing)");
   /* the workspace's first ws_bytes are written (column matrix, transposes,
    * the GEMM's own, each within them): they must not hold y or an input;
    * bytes past them may be anything (a larger arena) */
@@ -87,25 +93,37 @@ static gko_status_t gk_conv_check_execute(const struct gko_conv_plan_s *plan, co
       return gk_fail(GKO_STATUS_INVALID_VALUE, "the workspace overlaps w");
     if (need_bias && gk_overlap(workspace, plan->ws_bytes, bias, bb))
       return gk_fail(GKO_STATUS_INVALID_VALUE, "the workspace overlaps bias");
+    if (z && gk_overlap(workspace, plan->ws_bytes, z, yb))
+      return gk_fail(GKO_STATUS_INVALID_VALUE, "the workspace overlaps z");
   }
-  const void *ptrs[5] = {y, w, xb > 0 ? x : NULL, need_bias ? bias : NULL,
-                         workspace_bytes ? workspace : NULL};
-  const char *names[5] = {"y", "w", "x", "bias", "workspace"};
-  return gk_check_call(plan->handle, stream, 5, ptrs, names);
+  const void *ptrs[6] = {y, w, xb > 0 ? x : NULL, need_bias ? bias : NULL,
+                         workspace_bytes ? workspace : NULL, z};
+  const char *names[6] = {"y", "w", "x", "bias", "workspace", "z"};
+  return gk_check_call(plan->handle, stream, 6, ptrs, names);
 }
 
-GKO_API gko_status_t gko_conv_execute(gko_conv_plan_t plan, const void *x, const void *w,
-                                      const void *bias, void *y, void *workspace,
-                                      size_t workspace_bytes, gko_stream_t stream) {
+/* y = act(alpha * conv(x, w) + bias + beta * z): both entry points. */
+static gko_status_t gk_conv_run(gko_conv_plan_t plan, float alpha, const void *x, const void *w,
+                                const void *bias, float beta, const void *z, void *y,
+                                void *workspace, size_t workspace_bytes, void *stream) {
   gk_clear_error();
   if (!plan) return gk_fail(GKO_STATUS_INVALID_VALUE, "plan is NULL");
   const gk_conv_problem *p = &plan->p;
   if (plan->c.path == GKO_CONV_PATH_NONE) return GKO_STATUS_SUCCESS;
-  gko_status_t s = gk_conv_check_execute(plan, x, w, bias, y, workspace, workspace_bytes, stream);
+  if (beta == 0.0f) z = NULL; /* never read */
+  else if (!z)
+    return gk_fail(GKO_STATUS_INVALID_VALUE, "z is NULL but beta = %g is not 0", (double)beta);
+  gko_status_t s =
+      gk_conv_check_execute(plan, x, w, bias, z, y, workspace, workspace_bytes, stream);
   if (s) return s;
   const int64_t es = p->es, G = p->groups, ohw = p->oh * p->ow, hw = p->h * p->w;
   const size_t xb = (size_t)(p->n * p->c * hw * es); /* 0: x is not read */
   if (!(p->epilogue & 1)) bias = NULL; /* the epilogue has no bias */
+  if (plan->c.path == GKO_CONV_PATH_IMPLICIT) {
+    if ((s = gk_conv_execute_implicit(plan, alpha, x, w, bias, beta, z, y, stream))) return s;
+    gk_clear_error();
+    return GKO_STATUS_SUCCESS;
+  }
 
   /* IM2COL workspace: [padded filter][column matrix][GEMM] from a base
    * aligned to 256 (ws_bytes counts the 255 bytes of slack; the GEMM's part
@@ -152,6 +170,7 @@ GKO_API gko_status_t gko_conv_execute(gko_conv_plan_t plan, const void *x, const
     gko_gemm_plan_t gp = cnt == plan->c.chunk || !plan->gemm[1] ? plan->gemm[0] : plan->gemm[1];
     const char *xc = (const char *)x + (xb > 0 ? n0 * p->c * hw * es : 0);
     char *yc = (char *)y + n0 * p->k * ohw * es;
+    const char *zc = z ? (const char *)z + n0 * p->k * ohw * es : NULL;
     const char *a = xc; /* the GEMM's A: col, or x itself */
     int64_t a_grp, a_img;
     if (plan->c.via_nhwc) { /* x_n [C][H*W] -> [H*W][C] in the workspace */
@@ -171,12 +190,18 @@ GKO_API gko_status_t gko_conv_execute(gko_conv_plan_t plan, const void *x, const
       a_img = p->c * hw;
     }
     const int64_t w_grp = p->kg * k; /* elements between the groups' filters */
-    /* via_nhwc: the GEMM writes D [cnt*OH*OW][K] into the workspace */
+    /* via_nhwc: the GEMM writes D [cnt*OH*OW][K] into the workspace, with
+     * z_n [K][OH*OW] transposed there first as its C (in place) */
     char *yd = plan->c.via_nhwc ? base + plan->off_d : yc;
+    if (plan->c.via_nhwc && zc) {
+      if ((s = gk_transpose_batched_launch((int)es, p->k, ohw, cnt, zc, yd, stream))) return s;
+      zc = yd;
+    }
     if (lay == GKO_CONV_LAYOUT_NCHW && plan->c.by_group) {
       for (int64_t i = 0; i < cnt; i++) {
-        s = gko_gemm_execute(gp, 1.0f, a + i * a_img * es, wsrc, 0.0f, NULL,
-                             yc + i * p->k * ohw * es, bias, gws, gws_bytes, stream);
+        s = gko_gemm_execute(gp, alpha, a + i * a_img * es, wsrc, beta,
+                             zc ? zc + i * p->k * ohw * es : NULL, yc + i * p->k * ohw * es,
+                             bias, gws, gws_bytes, stream);
         if (s) {
           snprintf(what, sizeof what, "(image %lld)", (long long)(n0 + i));
           return gk_conv_gemm_fail(s, what);
@@ -185,8 +210,8 @@ GKO_API gko_status_t gko_conv_execute(gko_conv_plan_t plan, const void *x, const
     } else {
       for (int64_t g = 0; g < G; g++) {
         const int64_t d_off = lay == GKO_CONV_LAYOUT_NHWC ? g * p->kg : g * p->kg * ohw;
-        s = gko_gemm_execute(gp, 1.0f, a + g * a_grp * es, wsrc + g * w_grp * es, 0.0f, NULL,
-                             yd + d_off * es,
+        s = gko_gemm_execute(gp, alpha, a + g * a_grp * es, wsrc + g * w_grp * es, beta,
+                             zc ? zc + d_off * es : NULL, yd + d_off * es,
                              bias ? (const char *)bias + g * p->kg * es : NULL, gws, gws_bytes,
                              stream);
         if (s) {
@@ -202,4 +227,17 @@ GKO_API gko_status_t gko_conv_execute(gko_conv_plan_t plan, const void *x, const
   }
   gk_clear_error();
   return GKO_STATUS_SUCCESS;
+}
+
+GKO_API gko_status_t gko_conv_execute(gko_conv_plan_t plan, const void *x, const void *w,
+                                      const void *bias, void *y, void *workspace,
+                                      size_t workspace_bytes, gko_stream_t stream) {
+  return gk_conv_run(plan, 1.0f, x, w, bias, 0.0f, NULL, y, workspace, workspace_bytes, stream);
+}
+
+GKO_API gko_status_t gko_conv_execute_residual(gko_conv_plan_t plan, float alpha, const void *x,
+                                               const void *w, const void *bias, float beta,
+                                               const void *z, void *y, void *workspace,
+                                               size_t workspace_bytes, gko_stream_t stream) {
+  return gk_conv_run(plan, alpha, x, w, bias, beta, z, y, workspace, workspace_bytes, stream);
 }

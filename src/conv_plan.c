@@ -526,6 +526,10 @@ static void gk_conv_explain(gko_conv_plan_t cp) {
            (long long)p->ow);
     return;
   }
+  if (cp->c.path == GKO_CONV_PATH_IMPLICIT) {
+    gk_conv_explain_implicit(cp);
+    return;
+  }
   if (cp->c.path == GKO_CONV_PATH_DIRECT)
     GK_WHY(cp, "direct %s 1x1 (stride 1, no padding): no im2col, x is the GEMM's operand; ",
            p->layout == GKO_CONV_LAYOUT_NHWC ? "NHWC" : "NCHW");
@@ -554,14 +558,27 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
   cp->p = p;
   const int direct = p.r == 1 && p.s == 1 && p.sh == 1 && p.sw == 1 && p.ph == 0 &&
                      p.pw == 0 && p.ph_end == 0 && p.pw_end == 0;
+  char no_implicit[400] = "";
+  int implicit = p.algo != GKO_CONV_ALGO_GEMM &&
+                 gk_conv_implicit_applies(handle, &p, no_implicit, sizeof no_implicit);
   if (p.n == 0) {
     cp->c.path = GKO_CONV_PATH_NONE;
     cp->c.lay = p.layout;
-  } else if (direct) {
-    s = gk_conv_plan_direct(cp);
-  } else {
-    s = gk_conv_plan_im2col(cp);
+  } else if (p.algo == GKO_CONV_ALGO_IMPLICIT && !implicit) {
+    s = gk_fail(GKO_STATUS_NOT_SUPPORTED, "GKO_CONV_ALGO_IMPLICIT: %s", no_implicit);
+  } else if (implicit && (p.algo == GKO_CONV_ALGO_IMPLICIT || !direct)) {
+    s = gk_conv_plan_implicit(cp);
+    if (s == GKO_STATUS_NOT_SUPPORTED && p.algo == GKO_CONV_ALGO_AUTO) {
+      /* AUTO: a limit of CUTLASS's that gko's rules missed; the GEMM
+       * lowering runs it, and the description keeps the reason */
+      snprintf(no_implicit, sizeof no_implicit, "%s", gko_last_error_detail());
+      implicit = 0;
+      cp->c.path = GKO_CONV_PATH_NONE;
+      s = GKO_STATUS_SUCCESS;
+    }
   }
+  if (!s && p.n > 0 && cp->c.path == GKO_CONV_PATH_NONE)
+    s = direct ? gk_conv_plan_direct(cp) : gk_conv_plan_im2col(cp);
   if (s) {
     gk_conv_plan_free(cp); /* keeps the detail */
     if (!gko_last_error_detail()[0])
@@ -570,6 +587,11 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
               gko_status_name(s));
     return s;
   }
+  if (cp->c.path == GKO_CONV_PATH_DIRECT || cp->c.path == GKO_CONV_PATH_IM2COL)
+    GK_WHY(cp, "GEMM lowering, not implicit GEMM: %s; ",
+           p.algo == GKO_CONV_ALGO_GEMM ? "GKO_CONV_ALGO_GEMM asks for it"
+           : implicit ? "a 1x1 filter with stride 1 and no padding is one GEMM on x as it is"
+                      : no_implicit);
   gk_conv_explain(cp);
   gk_clear_error();
   *plan = cp;

@@ -98,6 +98,24 @@ static inline gko_handle_t t_gpu_setup(uint64_t *seed) {
   return t_handle();
 }
 
+/* The compute capability of device 0 (10 * major + minor). */
+static inline int t_cc(void) {
+  int64_t v = 0;
+  T_OK(gko_query(GKO_QUERY_COMPUTE_CAPABILITY, 0, &v));
+  return (int)v;
+}
+
+/* Whether this build holds gko's sm_90a kernels (gko_diagnostics says). */
+static inline int t_sm90_built(void) {
+  static int built = -1;
+  if (built < 0) {
+    static char buf[1 << 16];
+    built = gko_diagnostics(-1, buf, sizeof buf, NULL) == GKO_STATUS_SUCCESS &&
+            strstr(buf, "SM90 GEMM:    sm_90a kernels") != NULL;
+  }
+  return built;
+}
+
 /* ---- f16 / bf16 on the host ---------------------------------------------- */
 
 static inline float t_f16_to_float(uint16_t h) {

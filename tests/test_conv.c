@@ -29,6 +29,10 @@ typedef struct {
   int epilogue, compute;
   int64_t max_ws, max_chunk, alignment; /* 0 max_ws: default (-1) */
   int off;                              /* element offset of x, w, bias, y */
+  int algo;                             /* gko_conv_algo_t */
+  int res;          /* 0: gko_conv_execute; 1: _residual with its own z; 2: z = y */
+  float alpha, beta; /* gko_conv_execute_residual's (res > 0) */
+  int nan_xw;       /* x and w all NaN (for alpha == 0, which must not read them) */
 } ccase;
 
 static ccase cc_make(gko_dtype_t dt, int layout, int64_t n, int64_t c, int64_t h, int64_t w,
@@ -47,6 +51,7 @@ static ccase cc_make(gko_dtype_t dt, int layout, int64_t n, int64_t c, int64_t h
   c0.sh = c0.sw = c0.dh = c0.dw = c0.groups = 1;
   c0.ph_end = c0.pw_end = -1;
   c0.max_ws = -1;
+  c0.alpha = 1.0f;
   return c0;
 }
 
@@ -54,14 +59,14 @@ static const char *describe_case(const ccase *c, char *buf, size_t n) {
   snprintf(buf, n,
            "%s %s N=%lld C=%lld H=%lld W=%lld K=%lld R=%lld S=%lld stride=%lld/%lld "
            "pad=%lld,%lld/%lld,%lld dil=%lld/%lld groups=%lld ep=%d compute=%d max_ws=%lld "
-           "max_chunk=%lld align=%lld off=%d seed=%s",
+           "max_chunk=%lld align=%lld off=%d algo=%d res=%d alpha=%g beta=%g seed=%s",
            t_dtype_name(c->dt), c->layout ? "NHWC" : "NCHW", (long long)c->n, (long long)c->c,
            (long long)c->h, (long long)c->w, (long long)c->k, (long long)c->r, (long long)c->s,
            (long long)c->sh, (long long)c->sw, (long long)c->ph, (long long)c->ph_end,
            (long long)c->pw, (long long)c->pw_end, (long long)c->dh, (long long)c->dw,
            (long long)c->groups, c->epilogue, c->compute, (long long)c->max_ws,
-           (long long)c->max_chunk, (long long)c->alignment, c->off,
-           getenv("GKO_TEST_SEED") ? getenv("GKO_TEST_SEED") : "(random)");
+           (long long)c->max_chunk, (long long)c->alignment, c->off, c->algo, c->res,
+           (double)c->alpha, (double)c->beta, getenv("GKO_TEST_SEED") ? getenv("GKO_TEST_SEED") : "(random)");
   return buf;
 }
 
@@ -77,7 +82,7 @@ static gko_conv_desc_t make_desc(const ccase *c) {
              {GKO_CONV_ATTR_DILATION_H, c->dh},  {GKO_CONV_ATTR_DILATION_W, c->dw},
              {GKO_CONV_ATTR_GROUPS, c->groups},  {GKO_CONV_ATTR_EPILOGUE, c->epilogue},
              {GKO_CONV_ATTR_COMPUTE, c->compute}, {GKO_CONV_ATTR_MAX_WORKSPACE, c->max_ws},
-             {GKO_CONV_ATTR_MAX_CHUNK, c->max_chunk}};
+             {GKO_CONV_ATTR_MAX_CHUNK, c->max_chunk}, {GKO_CONV_ATTR_ALGO, c->algo}};
   for (size_t i = 0; i < sizeof set / sizeof set[0]; i++) T_OK(gko_conv_desc_set(d, set[i].a, set[i].v));
   if (c->alignment) T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_ALIGNMENT, c->alignment));
   return d;
@@ -118,6 +123,21 @@ static int64_t yi(const ccase *c, int64_t oh, int64_t ow, int64_t n, int64_t k, 
                                            : ((n * oh + y) * ow + x) * c->k + k;
 }
 
+/* Whether the implicit GEMM applies to case c (gko_conv_algo_t's rules in
+ * gko.h, restated here so that the plan is checked against them). */
+static int implicit_applies(const ccase *c, int64_t oh, int64_t ow) {
+  if (!t_sm90_built() || t_cc() != 90) return 0;
+  if (c->layout != GKO_CONV_LAYOUT_NHWC || c->dt == GKO_DTYPE_F32 || c->groups != 1 ||
+      c->compute != GKO_GEMM_COMPUTE_DEFAULT || (c->alignment && c->alignment < 16))
+    return 0;
+  if (c->c % 8 || c->k % 8 || c->h < 1 || c->w < 1 || c->sh > 8 || c->sw > 8) return 0;
+  const int64_t phe = c->ph_end < 0 ? c->ph : c->ph_end, pwe = c->pw_end < 0 ? c->pw : c->pw_end;
+  const int64_t eh = c->dh * (c->r - 1), ew = c->dw * (c->s - 1);
+  if (c->ph > 128 || c->pw > 128 || eh >= 255 || ew >= 255) return 0;
+  if (phe - eh < -128 || phe - eh > 127 || pwe - ew < -128 || pwe - ew > 127) return 0;
+  return c->n * oh * ow <= INT32_MAX;
+}
+
 enum { kGuard = 256 }; /* guard bytes after each array */
 
 /* Host-side results of one run. */
@@ -136,8 +156,19 @@ static int run_case(gko_handle_t h, const ccase *c, cudaStream_t stream, crun *o
   gko_conv_desc_t desc = make_desc(c);
   int64_t oh = -1, ow = -1;
   T_OK(gko_conv_output_shape(desc, &oh, &ow));
+  const int implicit = c->n > 0 && implicit_applies(c, oh, ow); /* before: it resets the detail */
   gko_conv_plan_t plan = NULL;
   gko_status_t ps = gko_conv_plan_create(h, desc, &plan);
+  if (c->algo == GKO_CONV_ALGO_IMPLICIT && c->n > 0 && !implicit) {
+    /* refused with a reason; nothing to run */
+    cr_expect_eq(ps, GKO_STATUS_NOT_SUPPORTED, "ALGO_IMPLICIT: %s: %s [%s]",
+                 gko_status_name(ps), gko_last_error_detail(), cbuf);
+    cr_expect(strstr(gko_last_error_detail(), "GKO_CONV_ALGO_IMPLICIT: ") != NULL, "%s",
+              gko_last_error_detail());
+    cr_expect_eq(plan, NULL);
+    gko_conv_desc_destroy(desc);
+    return ps != GKO_STATUS_NOT_SUPPORTED;
+  }
   cr_assert_eq(ps, GKO_STATUS_SUCCESS, "plan: %s: %s [%s]", gko_status_name(ps),
                gko_last_error_detail(), cbuf);
   int64_t v = -1;
@@ -148,6 +179,16 @@ static int run_case(gko_handle_t h, const ccase *c, cudaStream_t stream, crun *o
   int64_t chunks = 0, path = -1;
   T_OK(gko_conv_plan_get(plan, GKO_CONV_INFO_CHUNKS, &chunks));
   T_OK(gko_conv_plan_get(plan, GKO_CONV_INFO_PATH, &path));
+  {
+    const int direct_shape = c->r == 1 && c->s == 1 && c->sh == 1 && c->sw == 1 && c->ph == 0 &&
+                             c->pw == 0 && c->ph_end <= 0 && c->pw_end <= 0;
+    const int want = c->algo == GKO_CONV_ALGO_IMPLICIT ||
+                     (c->algo == GKO_CONV_ALGO_AUTO && !direct_shape);
+    if (c->n > 0)
+      cr_expect_eq(path == GKO_CONV_PATH_IMPLICIT, implicit && want,
+                   "path %lld, implicit GEMM %s [%s]", (long long)path,
+                   implicit && want ? "expected" : "not expected", cbuf);
+  }
   const size_t es = gko_dtype_size(c->dt);
   const int64_t cg = c->c / c->groups, kg = c->k / c->groups;
   const int64_t nx = c->n * c->c * c->h * c->w, nw = c->k * cg * c->r * c->s;
@@ -156,21 +197,29 @@ static int run_case(gko_handle_t h, const ccase *c, cudaStream_t stream, crun *o
   const size_t bx = (size_t)(nx + off) * es + kGuard, bw = (size_t)(nw + off) * es + kGuard;
   const size_t bb = (size_t)(c->k + off) * es + kGuard, by = (size_t)(ny + off) * es + kGuard;
   unsigned char *hx = malloc(bx), *hw = malloc(bw), *hb = malloc(bb), *hy = malloc(by),
-                *hy0 = malloc(by);
-  cr_assert(hx && hw && hb && hy && hy0);
+                *hy0 = malloc(by), *hz = malloc(by);
+  cr_assert(hx && hw && hb && hy && hy0 && hz);
   memset(hx, 0xFF, bx);
   memset(hw, 0xFF, bw);
   memset(hb, 0xFF, bb);
   memset(hy0, T_POISON_BYTE, by);
   void *px = hx + off * es, *pw = hw + off * es, *pb = hb + off * es;
-  for (int64_t i = 0; i < nx; i++) t_hv_set(c->dt, px, i, t_uniform(-1, 1));
-  for (int64_t i = 0; i < nw; i++) t_hv_set(c->dt, pw, i, t_uniform(-1, 1));
+  for (int64_t i = 0; i < nx; i++) t_hv_set(c->dt, px, i, c->nan_xw ? NAN : t_uniform(-1, 1));
+  for (int64_t i = 0; i < nw; i++) t_hv_set(c->dt, pw, i, c->nan_xw ? NAN : t_uniform(-1, 1));
   for (int64_t i = 0; i < c->k; i++) t_hv_set(c->dt, pb, i, t_uniform(-1, 1));
+  /* the residual: random values; z = y (res 2) starts y with them */
+  memset(hz, T_POISON_BYTE, by);
+  void *pz = hz + off * es;
+  if (c->res)
+    for (int64_t i = 0; i < ny; i++) t_hv_set(c->dt, pz, i, t_uniform(-1, 1));
+  if (c->res == 2) memcpy(hy0, hz, by);
   unsigned char *dx = t_dalloc(bx), *dw = t_dalloc(bw), *db = t_dalloc(bb), *dy = t_dalloc(by);
+  unsigned char *dz = c->res == 1 ? t_dalloc(by) : NULL;
   t_h2d(dx, hx, bx);
   t_h2d(dw, hw, bw);
   t_h2d(db, hb, bb);
   t_h2d(dy, hy0, by);
+  if (dz) t_h2d(dz, hz, by);
   size_t need = 0;
   T_OK(gko_conv_workspace_size(plan, &need));
   /* a workspace at an odd offset: the plan's slack must absorb it */
@@ -186,8 +235,15 @@ static int run_case(gko_handle_t h, const ccase *c, cudaStream_t stream, crun *o
   }
   void *wsp = ws ? ws + (off ? 8 : 0) : NULL;
   const void *X = nx > 0 ? (const void *)(dx + off * es) : NULL;
-  gko_status_t s = gko_conv_execute(plan, X, dw + off * es, (c->epilogue & 1) ? db + off * es : NULL,
-                                    dy + off * es, wsp, need, stream);
+  const void *B = (c->epilogue & 1) ? db + off * es : NULL;
+  gko_status_t s;
+  if (c->res) {
+    const void *Z = c->res == 2 ? dy + off * es : dz + off * es;
+    s = gko_conv_execute_residual(plan, c->alpha, X, dw + off * es, B, c->beta, Z, dy + off * es,
+                                  wsp, need, stream);
+  } else {
+    s = gko_conv_execute(plan, X, dw + off * es, B, dy + off * es, wsp, need, stream);
+  }
   cr_assert_eq(s, GKO_STATUS_SUCCESS, "execute: %s: %s [%s]", gko_status_name(s),
                gko_last_error_detail(), cbuf);
   T_CUDA(cudaStreamSynchronize(stream));
@@ -206,7 +262,7 @@ static int run_case(gko_handle_t h, const ccase *c, cudaStream_t stream, crun *o
       for (int64_t y = 0; y < oh; y++)
         for (int64_t x = 0; x < ow; x++) {
           double sum = 0;
-          for (int64_t ch = 0; ch < cg; ch++)
+          for (int64_t ch = 0; ch < cg && !(c->res && c->alpha == 0); ch++)
             for (int64_t r = 0; r < c->r; r++) {
               const int64_t ih = y * c->sh - c->ph + r * c->dh;
               if (ih < 0 || ih >= c->h) continue;
@@ -217,6 +273,10 @@ static int run_case(gko_handle_t h, const ccase *c, cudaStream_t stream, crun *o
                        t_hv_get(c->dt, pw, wi(c, k, ch, r, q));
               }
             }
+          if (c->res) {
+            sum *= c->alpha;
+            sum += c->beta * t_hv_get(c->dt, pz, yi(c, oh, ow, n, k, y, x));
+          }
           if (c->epilogue & 1) sum += t_hv_get(c->dt, pb, k);
           const double ref = t_ref_act(act, sum);
           const double got = t_hv_get(c->dt, py, yi(c, oh, ow, n, k, y, x));
@@ -250,10 +310,12 @@ static int run_case(gko_handle_t h, const ccase *c, cudaStream_t stream, crun *o
   free(hb);
   free(hy);
   free(hy0);
+  free(hz);
   cudaFree(dx);
   cudaFree(dw);
   cudaFree(db);
   cudaFree(dy);
+  if (dz) cudaFree(dz);
   if (ws) cudaFree(ws);
   return bad;
 }
@@ -276,8 +338,20 @@ static csweep sweep_begin(void) {
   return sw;
 }
 
-/* Runs and checks one case on the test's stream. */
-static void sweep_case(csweep *sw, const ccase *c) { sw->bad += run_case(sw->h, c, sw->st, NULL); }
+/* Runs and checks one case on the test's stream; a case left on AUTO runs
+ * twice, on the GEMM lowering and forced onto implicit GEMM (a refusal
+ * checked against implicit_applies where it does not apply). */
+static void sweep_case(csweep *sw, const ccase *c) {
+  if (c->algo != GKO_CONV_ALGO_AUTO) {
+    sw->bad += run_case(sw->h, c, sw->st, NULL);
+    return;
+  }
+  ccase v = *c;
+  v.algo = GKO_CONV_ALGO_GEMM;
+  sw->bad += run_case(sw->h, &v, sw->st, NULL);
+  v.algo = GKO_CONV_ALGO_IMPLICIT;
+  sw->bad += run_case(sw->h, &v, sw->st, NULL);
+}
 
 /* No problem may have been found; frees the stream and the handle. */
 static void sweep_end(csweep *sw) {
@@ -300,6 +374,12 @@ Test(conv_args, enum_values_are_the_documented_ones) {
   cr_expect_eq(GKO_CONV_PATH_NONE, 0);
   cr_expect_eq(GKO_CONV_PATH_IM2COL, 1);
   cr_expect_eq(GKO_CONV_PATH_DIRECT, 2);
+  cr_expect_eq(GKO_CONV_PATH_IMPLICIT, 3);
+  cr_expect_eq(GKO_CONV_ATTR_ALGO, 23);
+  cr_expect_eq(GKO_CONV_ALGO_AUTO, 0);
+  cr_expect_eq(GKO_CONV_ALGO_GEMM, 1);
+  cr_expect_eq(GKO_CONV_ALGO_IMPLICIT, 2);
+  cr_expect_eq(sizeof(gko_conv_algo_t), sizeof(int));
   cr_expect_eq(sizeof(gko_conv_layout_t), sizeof(int));
   cr_expect_eq(sizeof(gko_conv_attr_t), sizeof(int));
   cr_expect_eq(sizeof(gko_conv_info_t), sizeof(int));
@@ -352,7 +432,7 @@ Test(conv_args, descriptor_set_get_and_rejects_unchanged) {
                   {GKO_CONV_ATTR_EPILOGUE, 0}, {GKO_CONV_ATTR_COMPUTE, 0},
                   {GKO_CONV_ATTR_MAX_WORKSPACE, -1}, {GKO_CONV_ATTR_MAX_CHUNK, 0},
                   {GKO_CONV_ATTR_ALIGNMENT, 16}, {GKO_CONV_ATTR_PAD_H_END, 0},
-                  {GKO_CONV_ATTR_PAD_W_END, 0}};
+                  {GKO_CONV_ATTR_PAD_W_END, 0}, {GKO_CONV_ATTR_ALGO, GKO_CONV_ALGO_AUTO}};
   for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
     T_OK(gko_conv_desc_get(d, defaults[i].a, &v));
     cr_expect_eq(v, defaults[i].want, "attr %d: %lld, want %lld", (int)defaults[i].a,
@@ -379,10 +459,11 @@ Test(conv_args, descriptor_set_get_and_rejects_unchanged) {
              {GKO_CONV_ATTR_MAX_WORKSPACE, -2}, {GKO_CONV_ATTR_MAX_CHUNK, -1},
              {GKO_CONV_ATTR_ALIGNMENT, 3},    {GKO_CONV_ATTR_ALIGNMENT, 512},
              {GKO_CONV_ATTR_ALIGNMENT, 0},    {GKO_CONV_ATTR_PAD_H_END, -2},
-             {(gko_conv_attr_t)23, 1},        {(gko_conv_attr_t)-1, 1}};
+             {GKO_CONV_ATTR_ALGO, 3},         {GKO_CONV_ATTR_ALGO, -1},
+             {(gko_conv_attr_t)24, 1},        {(gko_conv_attr_t)-1, 1}};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     int64_t before = 0, after = 0;
-    int known = (int)bad[i].a >= 0 && (int)bad[i].a <= 22;
+    int known = (int)bad[i].a >= 0 && (int)bad[i].a <= 23;
     if (known) T_OK(gko_conv_desc_get(d, bad[i].a, &before));
     T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_desc_set(d, bad[i].a, bad[i].bad));
     if (known) {
@@ -715,8 +796,9 @@ Test(conv, direct_1x1_skips_im2col, .timeout = 600) {
       sw.bad += run_case(sw.h, &c, sw.st, &out);
       cr_expect_eq(out.path, GKO_CONV_PATH_DIRECT);
       free(out.y);
-      /* padded 1x1 is not direct */
+      /* padded 1x1 is not direct (on the GEMM lowering: im2col) */
       c.ph = 1;
+      c.algo = GKO_CONV_ALGO_GEMM;
       sw.bad += run_case(sw.h, &c, sw.st, &out);
       cr_expect_eq(out.path, GKO_CONV_PATH_IM2COL);
       free(out.y);
@@ -725,11 +807,13 @@ Test(conv, direct_1x1_skips_im2col, .timeout = 600) {
 }
 
 /* Runs c unchunked and chunked (max_chunk, or the workspace bound) on the
- * same inputs and expects identical bytes. */
+ * same inputs, on the GEMM lowering (implicit GEMM has no chunks), and
+ * expects identical bytes. */
 static int chunked_vs_whole(gko_handle_t h, cudaStream_t st, ccase c, int64_t max_chunk,
                             int64_t max_ws) {
   crun a, b;
   char cbuf[700];
+  c.algo = GKO_CONV_ALGO_GEMM;
   const uint64_t saved = t_rng_state;
   int bad = run_case(h, &c, st, &a);
   c.max_chunk = max_chunk;
@@ -927,6 +1011,200 @@ Test(conv, unaligned_pointers_with_a_lower_promise, .timeout = 600) {
   sweep_end(&sw);
 }
 
+/* ---- implicit GEMM and the residual ------------------------------------------------ */
+
+/* AUTO takes implicit GEMM wherever it applies except DIRECT's 1x1 (run_case
+ * checks the path against implicit_applies), and says why not elsewhere. */
+Test(conv, auto_takes_implicit_gemm_where_it_applies, .timeout = 600) {
+  csweep sw = sweep_begin();
+  for (int d = 1; d < 3; d++) {
+    ccase c = cc_make(kDts[d], GKO_CONV_LAYOUT_NHWC, 2, 16, 10, 9, 24, 3, 3);
+    c.ph = c.pw = 1;
+    c.epilogue = GKO_EPILOGUE_BIAS_RELU;
+    sw.bad += run_case(sw.h, &c, sw.st, NULL);
+    c.layout = GKO_CONV_LAYOUT_NCHW; /* never implicit */
+    sw.bad += run_case(sw.h, &c, sw.st, NULL);
+    c = cc_make(kDts[d], GKO_CONV_LAYOUT_NHWC, 2, 16, 9, 9, 32, 1, 1); /* DIRECT */
+    sw.bad += run_case(sw.h, &c, sw.st, NULL);
+    c.sh = c.sw = 2; /* the strided 1x1 downsample: implicit */
+    sw.bad += run_case(sw.h, &c, sw.st, NULL);
+    c = cc_make(kDts[d], GKO_CONV_LAYOUT_NHWC, 2, 12, 9, 9, 32, 3, 3); /* C % 8 */
+    sw.bad += run_case(sw.h, &c, sw.st, NULL);
+    char text[4096];
+    plan_text(sw.h, &c, text, sizeof text);
+    cr_expect(strstr(text, "not implicit GEMM: ") != NULL, "%s", text);
+  }
+  {
+    ccase c = cc_make(GKO_DTYPE_F16, GKO_CONV_LAYOUT_NHWC, 2, 16, 10, 9, 24, 3, 3);
+    c.ph = c.pw = 1;
+    char text[4096];
+    plan_text(sw.h, &c, text, sizeof text);
+    if (implicit_applies(&c, 10, 9))
+      cr_expect(strstr(text, "implicit GEMM on SM90") != NULL, "%s", text);
+    else
+      cr_expect(strstr(text, "not implicit GEMM: ") != NULL, "%s", text);
+  }
+  sweep_end(&sw);
+}
+
+/* Implicit GEMM's limits at their edges: padding, stride, dilation, the
+ * im2col box; each case runs on both lowerings (sweep_case), and the
+ * refusals are checked against the documented rules. */
+Test(conv, implicit_gemm_limits, .timeout = 600) {
+  csweep sw = sweep_begin();
+  const struct {
+    int64_t r, sh, ph, phe, dh;
+  } e[] = {{3, 1, 128, 1, 1},  {3, 1, 129, 1, 1},  {3, 8, 1, 1, 1},   {3, 9, 1, 1, 1},
+           {2, 1, 0, 0, 127}, {2, 1, 0, 0, 128}, {1, 1, 0, 127, 1}, {1, 1, 0, 128, 1},
+           {3, 1, 0, 0, 1},   {5, 2, 0, 0, 32},  {2, 1, 0, 0, 129}, {3, 1, 0, 0, 100}};
+  for (size_t i = 0; i < sizeof e / sizeof e[0]; i++) {
+    ccase c = cc_make(GKO_DTYPE_F16, GKO_CONV_LAYOUT_NHWC, 1, 8, 9 + e[i].dh * (e[i].r - 1), 6,
+                      16, e[i].r, 3);
+    c.sh = e[i].sh;
+    c.ph = e[i].ph;
+    c.ph_end = e[i].phe;
+    c.dh = e[i].dh;
+    c.pw = 1;
+    sweep_case(&sw, &c);
+  }
+  sweep_end(&sw);
+}
+
+/* y = act(alpha conv + bias + beta z) on every path: implicit GEMM, DIRECT,
+ * NHWC im2col, NCHW per image and through NHWC (chunked), groups; z its own
+ * buffer and z = y (in place). */
+Test(conv, residual_on_every_path, .timeout = 900) {
+  csweep sw = sweep_begin();
+  for (int d = 0; d < 3; d++) {
+    ccase cs[6];
+    cs[0] = cc_make(kDts[d], GKO_CONV_LAYOUT_NHWC, 2, 16, 9, 7, 24, 3, 3);
+    cs[0].ph = cs[0].pw = 1;
+    cs[1] = cc_make(kDts[d], GKO_CONV_LAYOUT_NHWC, 2, 16, 5, 6, 32, 1, 1);
+    cs[2] = cc_make(kDts[d], GKO_CONV_LAYOUT_NCHW, 3, 8, 8, 9, 16, 3, 3); /* through NHWC */
+    cs[2].ph = cs[2].pw = 1;
+    cs[2].max_chunk = 2;
+    cs[3] = cc_make(kDts[d], GKO_CONV_LAYOUT_NCHW, 2, 3, 7, 6, 5, 3, 2); /* per image */
+    cs[3].sh = 2;
+    cs[4] = cc_make(kDts[d], GKO_CONV_LAYOUT_NCHW, 1, 8, 6, 6, 12, 3, 3); /* over groups */
+    cs[4].groups = 4;
+    cs[4].pw = 1;
+    cs[5] = cc_make(kDts[d], GKO_CONV_LAYOUT_NCHW, 2, 16, 4, 5, 24, 1, 1); /* direct NCHW */
+    for (int i = 0; i < 6; i++)
+      for (int v = 0; v < 4; v++) {
+        ccase c = cs[i];
+        c.res = 1 + (v & 1);
+        c.alpha = v < 2 ? 1.0f : 0.75f;
+        c.beta = v < 2 ? 1.0f : -0.5f;
+        c.epilogue = v == 3 ? GKO_EPILOGUE_BIAS_GELU_ERF : GKO_EPILOGUE_BIAS_RELU;
+        sweep_case(&sw, &c);
+      }
+    /* beta = 0: z is not read (res 1 passes random z; no effect) */
+    ccase c = cs[0];
+    c.res = 1;
+    c.beta = 0.0f;
+    c.epilogue = GKO_EPILOGUE_BIAS;
+    sweep_case(&sw, &c);
+    /* alpha = 0: x and w (all NaN) are not read: y = act(bias + beta z) */
+    for (int i = 0; i < 6; i++) {
+      c = cs[i];
+      c.res = 1;
+      c.alpha = 0.0f;
+      c.beta = 0.5f;
+      c.nan_xw = 1;
+      c.epilogue = GKO_EPILOGUE_BIAS_RELU;
+      sweep_case(&sw, &c);
+    }
+  }
+  sweep_end(&sw);
+}
+
+/* ResNet-18's layers at N = 1 and a basic block's second convolution with
+ * the shortcut fused (conv-bias-residual-ReLU), f16 and bf16 NHWC, on both
+ * lowerings. */
+Test(conv, resnet18_layers, .timeout = 900) {
+  csweep sw = sweep_begin();
+  const struct {
+    int64_t c, h, k, r, stride, pad;
+  } l[] = {{3, 224, 64, 7, 2, 3},  {64, 56, 64, 3, 1, 1},  {64, 56, 128, 3, 2, 1},
+           {128, 28, 128, 3, 1, 1}, {64, 56, 128, 1, 2, 0}, {256, 14, 256, 3, 1, 1},
+           {512, 7, 512, 3, 1, 1}};
+  for (int d = 1; d < 3; d++)
+    for (size_t i = 0; i < sizeof l / sizeof l[0]; i++) {
+      ccase c = cc_make(kDts[d], GKO_CONV_LAYOUT_NHWC, 1, l[i].c, l[i].h, l[i].h, l[i].k, l[i].r,
+                        l[i].r);
+      c.sh = c.sw = l[i].stride;
+      c.ph = c.pw = l[i].pad;
+      c.epilogue = GKO_EPILOGUE_BIAS_RELU;
+      if (l[i].stride == 1 && l[i].r == 3) c.res = 1 + (i & 1), c.beta = 1.0f;
+      sweep_case(&sw, &c);
+    }
+  sweep_end(&sw);
+}
+
+/* The residual's argument checks: each refused before anything is
+ * enqueued, y untouched. */
+Test(conv, residual_bad_arguments_leave_output_untouched) {
+  T_REQUIRE_GPU();
+  gko_handle_t h = t_handle();
+  for (int algo = 1; algo <= 2; algo++) {
+    ccase c = cc_make(GKO_DTYPE_F16, GKO_CONV_LAYOUT_NHWC, 2, 16, 6, 6, 16, 3, 3);
+    c.ph = c.pw = 1;
+    c.algo = algo;
+    gko_conv_desc_t d = make_desc(&c);
+    gko_conv_plan_t p = NULL;
+    gko_status_t ps = gko_conv_plan_create(h, d, &p);
+    if (algo == GKO_CONV_ALGO_IMPLICIT && ps == GKO_STATUS_NOT_SUPPORTED) {
+      gko_conv_desc_destroy(d);
+      continue; /* no implicit GEMM on this GPU or build */
+    }
+    T_OK(ps);
+    size_t need = 0;
+    T_OK(gko_conv_workspace_size(p, &need));
+    const size_t yb = 2 * 6 * 6 * 16 * 2;
+    unsigned char *x = t_dalloc(yb), *w = t_dalloc(16 * 9 * 16 * 2), *y = t_dalloc(2 * yb),
+                  *z = t_dalloc(yb + 64);
+    void *ws = need ? t_dalloc(need) : NULL;
+    T_CUDA(cudaMemset(y, T_POISON_BYTE, 2 * yb));
+    T_CUDA(cudaDeviceSynchronize());
+    /* z NULL with beta != 0 */
+    T_FAILS(GKO_STATUS_INVALID_VALUE,
+            gko_conv_execute_residual(p, 1.0f, x, w, NULL, 1.0f, NULL, y, ws, need, NULL));
+    cr_expect(strstr(gko_last_error_detail(), "z is NULL") != NULL, "%s",
+              gko_last_error_detail());
+    /* z overlapping y without being y */
+    T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_execute_residual(p, 1.0f, x, w, NULL, 1.0f,
+                                                                y + 32, y, ws, need, NULL));
+    cr_expect(strstr(gko_last_error_detail(), "z overlaps y") != NULL, "%s",
+              gko_last_error_detail());
+    /* z below the alignment promise */
+    T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_execute_residual(p, 1.0f, x, w, NULL, 1.0f,
+                                                                z + 2, y, ws, need, NULL));
+    cr_expect(strstr(gko_last_error_detail(), "z = ") != NULL, "%s", gko_last_error_detail());
+    /* the inputs' checks, on either lowering */
+    T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_execute(p, NULL, w, NULL, y, ws, need, NULL));
+    cr_expect(strstr(gko_last_error_detail(), "x is NULL") != NULL, "%s",
+              gko_last_error_detail());
+    T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_execute(p, x + 2, w, NULL, y, ws, need, NULL));
+    T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_execute(p, x, w + 2, NULL, y, ws, need, NULL));
+    T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_execute(p, x, w, NULL, x, ws, need, NULL));
+    T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_execute(p, x, w, NULL, y + 2, ws, need, NULL));
+    /* z in the workspace */
+    if (need >= yb) {
+      T_FAILS(GKO_STATUS_INVALID_VALUE,
+              gko_conv_execute_residual(p, 1.0f, x, w, NULL, 1.0f, ws, y, ws, need, NULL));
+    }
+    t_assert_poisoned(y, 2 * yb);
+    gko_conv_plan_destroy(p);
+    gko_conv_desc_destroy(d);
+    cudaFree(x);
+    cudaFree(w);
+    cudaFree(y);
+    cudaFree(z);
+    if (ws) cudaFree(ws);
+  }
+  gko_destroy(h);
+}
+
 /* ---- graph capture ------------------------------------------------------------------ */
 
 static void capture_vs_eager(gko_handle_t h, ccase c) {
@@ -1012,6 +1290,11 @@ Test(conv, graph_capture_matches_eager, .timeout = 300) {
     c.ph = c.pw = 1;
     c.epilogue = GKO_EPILOGUE_BIAS_RELU;
     capture_vs_eager(h, c);
+    /* NHWC f16 3x3, C and K multiples of 8: implicit GEMM where it applies */
+    c = cc_make(GKO_DTYPE_F16, L, 2, 16, 9, 9, 64, 3, 3);
+    c.ph = c.pw = 1;
+    c.epilogue = GKO_EPILOGUE_BIAS_RELU;
+    capture_vs_eager(h, c);
     /* direct 1x1, f32 */
     c = cc_make(GKO_DTYPE_F32, L, 2, 16, 6, 6, 8, 1, 1);
     c.epilogue = GKO_EPILOGUE_BIAS;
@@ -1087,6 +1370,9 @@ Test(conv, bad_arguments_leave_output_untouched) {
   T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_PAD_H, 1));
   T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_PAD_W, 1));
   T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_EPILOGUE, GKO_EPILOGUE_BIAS_RELU));
+  /* the GEMM lowering, which has a workspace (implicit GEMM's checks:
+   * residual_bad_arguments_leave_output_untouched) */
+  T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_ALGO, GKO_CONV_ALGO_GEMM));
   gko_conv_plan_t keep = (gko_conv_plan_t)(uintptr_t)0x77, p = keep;
   /* plan-time failures */
   T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_GROUPS, 3));

@@ -142,12 +142,6 @@ static gcase gc_default(gko_dtype_t ab, gko_dtype_t cd, int64_t m, int64_t n, in
   return c;
 }
 
-static int t_cc(void) {
-  int64_t v = 0;
-  T_OK(gko_query(GKO_QUERY_COMPUTE_CAPABILITY, 0, &v));
-  return (int)v;
-}
-
 /* The DECODE kernel runs here: sm_80+ with room for its shared memory
  * (a 96 KiB ring and an 8.5 KiB reduction buffer per block: not on sm_86 /
  * sm_89, whose blocks get 99 KiB; their plans keep the SKINNY kernel). */
@@ -178,18 +172,8 @@ static int backend_unsupported(int backend, gko_dtype_t ab) {
  * every stored matrix (C included) a leading dimension, batch stride (not
  * 0) and contiguous extent in multiples of 16 bytes; at execute, 16-byte
  * aligned pointers for what the kernel reads and writes. */
-static int sm90_built(void) {
-  static int built = -1;
-  if (built < 0) {
-    static char buf[1 << 16];
-    built = gko_diagnostics(-1, buf, sizeof buf, NULL) == GKO_STATUS_SUCCESS &&
-            strstr(buf, "SM90 GEMM:    sm_90a kernels") != NULL;
-  }
-  return built;
-}
-
 static int sm90_declines(const gcase *c, const glayout *l) {
-  if (!sm90_built() || t_cc() != 90 || c->compute != GKO_GEMM_COMPUTE_DEFAULT) return 1;
+  if (!t_sm90_built() || t_cc() != 90 || c->compute != GKO_GEMM_COMPUTE_DEFAULT) return 1;
   if (c->alignment && c->alignment < 16) return 1;
   const int64_t esab = (int64_t)gko_dtype_size(c->ab), escd = (int64_t)gko_dtype_size(c->cd);
   const int row = c->layout == GKO_LAYOUT_ROW_MAJOR;

@@ -2,13 +2,20 @@
 on the same inputs, over ResNet-18's convolution layers:
   - torch F.conv2d with torch.backends.cudnn.benchmark = True (cuDNN picks
     its fastest algorithm; TF32 off for f32, as gko's f32 default);
-  - PyTorch's own im2col lowering: F.unfold + matmul (+ view to NCHW).
+  - PyTorch's own im2col lowering: F.unfold + matmul (+ view to NCHW);
+  - gko's GEMM lowering (GKO_CONV_ALGO_GEMM: im2col + GEMM) next to the
+    plan AUTO chooses (implicit GEMM on sm_90 where it applies), and for
+    the basic block's second convolution (3x3, stride 1, C == K) the fused
+    residual + ReLU (gko_conv_execute_residual, z = the block's input)
+    against the same plan without it (res_x = fused / plain time).
 
 Device time: CUDA-graph replay (harness.device_time), median per call.
 Latency: one call until done, median.  Ratios are torch time / gko time
 (above 1: gko is faster).  flops = 2 N K OH OW C R S; bytes = the column
 matrix written + read by gko (0 on the direct 1x1 path) + x + w + y.
-max_err: max |y - cuDNN's y| / max |cuDNN's y|.
+max_err: max |y - cuDNN's y| / max |cuDNN's y|.  gemm_us, x: gko's GEMM lowering and
+its time / gko's; res_us, res_x: the fused residual and fused / plain (nan off the
+basic block's shape).
 
     PYTHONPATH=python python3 python/bench/bench_conv.py [--quick] [--batches 1,32,128]
         [--kinds f16-nhwc,f16-nchw,f32-nchw] [--json FILE] [--verbose]
@@ -57,9 +64,10 @@ def main():
                                          gko.diagnostics(0).splitlines()[0], bw))
     print("# *_us: device time by CUDA-graph replay; *_lat: one call until done; "
           "x = torch / gko")
-    print("%-9s %4s %-8s %8s %8s %6s %8s %6s %8s %8s %6s %7s %7s %7s %8s  %s" % (
-        "layer", "N", "kind", "gko_us", "cudnn_us", "x", "unfld_us", "x", "gko_lat", "cdn_lat",
-        "x", "gkoTF/s", "cdnTF/s", "col_MB", "max_err", "plan"))
+    print("%-9s %4s %-8s %8s %8s %6s %8s %6s %8s %6s %8s %6s %8s %8s %6s %7s %7s %7s %8s  %s" % (
+        "layer", "N", "kind", "gko_us", "cudnn_us", "x", "unfld_us", "x", "gemm_us", "x",
+        "res_us", "res_x", "gko_lat", "cdn_lat", "x", "gkoTF/s", "cdnTF/s", "col_MB", "max_err",
+        "plan"))
     rows = []
     for kind in kinds:
         dt, layout = KINDS[kind]
@@ -72,9 +80,19 @@ def main():
                 oh = (hw + 2 * pad - rs) // stride + 1
                 y = torch.empty(n, k, oh, oh, device="cuda", dtype=dt, memory_format=fmt)
                 plan = gc.Plan(h, dt, layout, n, c, hw, hw, k, rs, rs, stride=stride, padding=pad)
+                lowered = gc.Plan(h, dt, layout, n, c, hw, hw, k, rs, rs, stride=stride,
+                                  padding=pad, algo="gemm")
                 if args.verbose:
                     print("# plan %s N=%d %s: %s" % (name, n, kind, plan.describe()))
                 g_fn = lambda: plan.execute(x, w, y)  # noqa: E731
+                l_fn = lambda: lowered.execute(x, w, y)  # noqa: E731
+                block = stride == 1 and c == k and rs == 3
+                if block:  # the basic block's second conv: + shortcut, ReLU
+                    b = torch.randn(k, device="cuda").to(dt)
+                    rplan = gc.Plan(h, dt, layout, n, c, hw, hw, k, rs, rs, stride=stride,
+                                    padding=pad, epilogue="bias_relu")
+                    r_fn = lambda: rplan.execute(x, w, y, bias=b, z=x)  # noqa: E731
+                    p_fn = lambda: rplan.execute(x, w, y, bias=b)  # noqa: E731
                 t_fn = lambda: F.conv2d(x, w, stride=stride, padding=pad)  # noqa: E731
                 w2 = w.reshape(k, -1) if layout == "nchw" else w.contiguous().reshape(k, -1)
 
@@ -83,6 +101,11 @@ def main():
                     return (w2 @ cols).view(n, k, oh, oh)
 
                 g_dev, t_dev, u_dev = device_time(g_fn), device_time(t_fn), device_time(u_fn)
+                l_dev = device_time(l_fn)
+                r_dev = p_dev = float("nan")
+                if block:
+                    r_dev, p_dev = device_time(r_fn), device_time(p_fn)
+                    rplan.close()
                 g_lat, t_lat = latency(g_fn), latency(t_fn)
                 g_fn()
                 ref = t_fn().float()
@@ -97,17 +120,22 @@ def main():
                          col_bytes_written=col, col_bytes_read=col,
                          gko_tflops=flops / (g_dev * 1e6), torch_tflops=flops / (t_dev * 1e6),
                          ratio_cudnn=t_dev / g_dev, ratio_unfold=u_dev / g_dev,
+                         gemm_lowering_us=l_dev, ratio_gemm_lowering=l_dev / g_dev,
+                         residual_us=r_dev, residual_plain_us=p_dev,
+                         ratio_residual=r_dev / p_dev,
                          lat_ratio=t_lat / g_lat, max_rel_err=err, path=plan.path.name,
                          chunk=plan.info(gc.Info.CHUNK), chunks=plan.info(gc.Info.CHUNKS),
                          workspace_bytes=plan.workspace_size, copy_gbs=bw)
                 rows.append(r)
-                print("%-9s %4d %-8s %8.1f %8.1f %6.2f %8.1f %6.2f %8.1f %8.1f %6.2f %7.1f %7.1f "
-                      "%7.1f %8.1e  %s x%d" % (
+                print("%-9s %4d %-8s %8.1f %8.1f %6.2f %8.1f %6.2f %8.1f %6.2f %8.1f %6.3f %8.1f "
+                      "%8.1f %6.2f %7.1f %7.1f %7.1f %8.1e  %s x%d" % (
                           name, n, kind, g_dev, t_dev, r["ratio_cudnn"], u_dev, r["ratio_unfold"],
-                          g_lat, t_lat, r["lat_ratio"], r["gko_tflops"], r["torch_tflops"],
+                          l_dev, r["ratio_gemm_lowering"], r_dev, r["ratio_residual"], g_lat,
+                          t_lat, r["lat_ratio"], r["gko_tflops"], r["torch_tflops"],
                           2 * col / 1e6, err, r["path"].lower(), r["chunks"]))
                 sys.stdout.flush()
                 plan.close()
+                lowered.close()
                 del x, w, y, w2
                 torch.cuda.empty_cache()
     if args.json:

@@ -1,4 +1,5 @@
-"""Conv2d forward through gko (ctypes): y = act(conv(x, w) + bias), by im2col + GEMM.
+"""Conv2d forward through gko (ctypes): y = act(alpha conv(x, w) + bias + beta z), by
+implicit GEMM on sm_90 or im2col + GEMM.
 
     import gko, gko.conv
     h = gko.Handle()
@@ -6,6 +7,7 @@
     p = gko.conv.Plan(h, "f16", "nhwc", n, c, hh, ww, k, r, s, stride=(2, 2),
                       padding=(3, 3), epilogue="bias_relu")
     p.execute(x, w, y, bias=b)                     # planned: only enqueues
+    p.execute(x, w, y, bias=b, z=shortcut)         # + residual before the activation
 
 Tensors follow torch's conventions: x [N, C, H, W], weight [K, C/groups, R, S],
 y [N, K, OH, OW].  Memory layout NCHW is torch's default (contiguous) format;
@@ -22,7 +24,7 @@ from . import (_Owned, _Plan, _check, _declare, _handle_t, _status_t, _stream_of
                _workspace_for, as_device_array)
 from .gemm import Compute, Epilogue, _align, _dtype, _enum
 
-__all__ = ["Layout", "Attr", "Info", "Path", "Plan", "conv2d", "output_shape"]
+__all__ = ["Layout", "Attr", "Algo", "Info", "Path", "Plan", "conv2d", "output_shape"]
 
 
 class Layout(enum.IntEnum):
@@ -54,6 +56,13 @@ class Attr(enum.IntEnum):
     ALIGNMENT = 20
     PAD_H_END = 21
     PAD_W_END = 22
+    ALGO = 23
+
+
+class Algo(enum.IntEnum):
+    AUTO = 0
+    GEMM = 1
+    IMPLICIT = 2
 
 
 class Info(enum.IntEnum):
@@ -73,6 +82,7 @@ class Path(enum.IntEnum):
     NONE = 0
     IM2COL = 1
     DIRECT = 2
+    IMPLICIT = 3
 
 
 _c = ctypes
@@ -95,6 +105,9 @@ _declare({
                                            _c.POINTER(_c.c_size_t)]),
     "gko_conv_execute": (_status_t, [_plan_t, _c.c_void_p, _c.c_void_p, _c.c_void_p,
                                      _c.c_void_p, _c.c_void_p, _c.c_size_t, _stream_t]),
+    "gko_conv_execute_residual": (_status_t, [_plan_t, _c.c_float, _c.c_void_p, _c.c_void_p,
+                                              _c.c_void_p, _c.c_float, _c.c_void_p, _c.c_void_p,
+                                              _c.c_void_p, _c.c_size_t, _stream_t]),
 })
 
 
@@ -140,6 +153,8 @@ class Desc(_Owned):
             value = _enum(Epilogue, value)
         elif a == Attr.COMPUTE:
             value = _enum(Compute, value)
+        elif a == Attr.ALGO:
+            value = _enum(Algo, value)
         _check(_lib().gko_conv_desc_set(self._d, int(a), int(value)), "gko_conv_desc_set")
         return self
 
@@ -212,16 +227,25 @@ class Plan(_Plan):
     def path(self):
         return Path(self.info(Info.PATH))
 
-    def execute(self, x, w, y, bias=None, workspace=None, stream=None):
-        """y = act(conv(x, w) + bias).  Returns y."""
+    def execute(self, x, w, y, bias=None, z=None, alpha=1.0, beta=None, workspace=None,
+                stream=None):
+        """y = act(alpha conv(x, w) + bias + beta z); beta defaults to 1 with z, else 0;
+        z may be y itself.  Returns y."""
         ptr = lambda t: None if t is None else as_device_array(t).ptr  # noqa: E731
         if workspace is None:
             ws, nws = self._workspace(y)
         else:
             ws = workspace.data_ptr()
             nws = workspace.numel() * workspace.element_size()
-        _check(_lib().gko_conv_execute(self._p, ptr(x), ptr(w), ptr(bias), ptr(y), ws, nws,
-                                       _stream_of(y, stream)), "gko_conv_execute")
+        if beta is None:
+            beta = 0.0 if z is None else 1.0
+        if z is None and beta == 0.0 and alpha == 1.0:
+            _check(_lib().gko_conv_execute(self._p, ptr(x), ptr(w), ptr(bias), ptr(y), ws, nws,
+                                           _stream_of(y, stream)), "gko_conv_execute")
+        else:
+            _check(_lib().gko_conv_execute_residual(
+                self._p, float(alpha), ptr(x), ptr(w), ptr(bias), float(beta), ptr(z), ptr(y),
+                ws, nws, _stream_of(y, stream)), "gko_conv_execute_residual")
         return y
 
     def _release(self, ptr):

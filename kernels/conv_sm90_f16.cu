@@ -1,0 +1,9 @@
+/* conv_sm90_f16.cu -- gko's Hopper implicit-GEMM convolution for f16
+ * (conv_sm90.h's configurations). */
+#include "conv_sm90.cuh"
+
+extern "C" const gk_conv_sm90_entry gk_conv_sm90_f16[GK_CONV_SM90_NCONFIGS] = {
+    gk::sm90::conv_entry<cutlass::half_t, gk::sm90::conv_128x128>(),
+    gk::sm90::conv_entry<cutlass::half_t, gk::sm90::conv_64x128>(),
+    gk::sm90::conv_entry<cutlass::half_t, gk::sm90::conv_64x64>(),
+};
