@@ -1069,9 +1069,12 @@ typedef enum gko_conv_attr_e {
  * accumulators.  It applies to: a build with the SM90 kernels on a GPU of
  * compute capability 9.0; NHWC; F16 or BF16; one group; COMPUTE DEFAULT;
  * ALIGNMENT >= 16; C and K multiples of 8 (16 bytes); H, W >= 1; per
- * axis stride at most 8, padding before at most 128, dil * (R - 1) below
- * 255 and pad_end - dil * (R - 1) from -128 to 127; N*OH*OW below 2^31 and
- * every extent below 2^31 (TMA's im2col limits). */
+ * axis stride at most 8, padding at most 128 on either side, dil * (R - 1)
+ * below 255 and pad_end - dil * (R - 1) from -128 to 127 (TMA's im2col
+ * limits; CUTLASS accepts end padding to 256, but 256 with a dilated
+ * extent of 200 left output rows unwritten on the H200); K at most 65535 x
+ * 64; N*OH*OW and every extent below 2^31.  With N = 0 every ALGO plans
+ * PATH_NONE. */
 typedef enum gko_conv_algo_e {
   GKO_CONV_ALGO_AUTO = 0,
   GKO_CONV_ALGO_GEMM = 1,
@@ -1260,8 +1263,9 @@ GKO_API gko_status_t gko_conv_execute(gko_conv_plan_t plan, const void *x, const
  * values read at the call (a captured graph keeps them); alpha == 0 gives
  * y = act(bias + beta * z) whatever x and w hold (NaN or Inf in them has
  * no effect; the pointers are still checked).
- * Every path fuses it: implicit GEMM and DIRECT in the kernel's epilogue,
- * IM2COL in the GEMM's (C = z).
+ * Implicit GEMM adds z in its epilogue; the GEMM lowering passes z as the
+ * GEMMs' C (fused where the GEMM fuses its epilogue; NCHW through NHWC
+ * first transposes z into the workspace).
  * Statuses, workspace and the other arguments: as gko_conv_execute; also
  * INVALID_VALUE for z NULL with beta != 0, z misaligned or overlapping as
  * above.

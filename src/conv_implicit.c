@@ -43,12 +43,16 @@ int gk_conv_implicit_applies(gko_handle_t h, const gk_conv_problem *p, char *why
     no = "an empty input (H or W 0) runs on the GEMM lowering";
   else if (p->sh > 8 || p->sw > 8)
     no = "TMA's im2col mode takes strides up to 8";
-  else if (p->ph > 128 || p->pw > 128 || p->dh * (p->r - 1) >= 255 ||
+  else if (p->ph > 128 || p->pw > 128 || p->ph_end > 128 || p->pw_end > 128 ||
+           p->dh * (p->r - 1) >= 255 ||
            p->dw * (p->s - 1) >= 255 || p->ph_end - p->dh * (p->r - 1) < -128 ||
            p->ph_end - p->dh * (p->r - 1) > 127 || p->pw_end - p->dw * (p->s - 1) < -128 ||
            p->pw_end - p->dw * (p->s - 1) > 127)
-    no = "TMA's im2col box is out of range (per axis: padding before at most 128, dil * (R - 1) "
-         "below 255, pad_end - dil * (R - 1) from -128 to 127)";
+    no = "TMA's im2col box is out of range (per axis: padding at most 128 on either side, "
+         "dil * (R - 1) below 255, pad_end - dil * (R - 1) from -128 to 127)";
+  else if (p->k > 65535 * 64)
+    no = "K above 65535 x 64: the kernel's grid has one row of CTAs per 64 or 128 channels "
+         "(at most 65535)";
   else if (p->n > INT_MAX || p->h > INT_MAX || p->w > INT_MAX || p->c > INT_MAX ||
            p->k > INT_MAX || p->n * p->oh * p->ow > INT_MAX)
     no = "N*OH*OW and every extent must be below 2^31";

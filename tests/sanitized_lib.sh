@@ -31,21 +31,23 @@ for flag in $san; do
     *) xsan="$xsan -Xcompiler $flag" ;;
   esac
 done
-# The CUTLASS instantiation files (kernels/gemm_sm90_<ab>_<cd>.cu) are not
-# rebuilt here: the regular build's objects are linked as they are when it
-# made them (their host side is then not instrumented), else the SM90
-# backend is left out (GK_SM90=0).
+# The CUTLASS instantiation files (kernels/gemm_sm90_<ab>_<cd>.cu,
+# kernels/conv_sm90_<type>.cu) are not rebuilt here: the regular build's
+# objects are linked as they are when it made them (their host side is then
+# not instrumented), else the SM90 kernels are left out (GK_SM90=0, which
+# the *_sm90_launch.cu dispatch files are compiled with, one object per
+# value).
 sm90=0
-ls build/obj/gemm_sm90_f16.cu.o >/dev/null 2>&1 && sm90=1
+ls build/obj/gemm_sm90_f16.cu.o build/obj/conv_sm90_f16.cu.o >/dev/null 2>&1 && sm90=1
 for f in kernels/*.cu; do
   case $f in
-    kernels/gemm_sm90_launch.cu) ;;
-    kernels/gemm_sm90_*.cu)
+    kernels/*_sm90_launch.cu) ;;
+    kernels/*_sm90_*.cu)
       [ $sm90 = 1 ] && objs="$objs build/obj/$(basename "$f" .cu).cu.o"
       continue ;;
   esac
   o="$out/obj/$(basename "$f" .cu).cu.o"
-  [ "$f" = kernels/gemm_sm90_launch.cu ] && o="$out/obj/gemm_sm90_launch-$sm90.cu.o"
+  case $f in kernels/*_sm90_launch.cu) o="$out/obj/$(basename "$f" .cu)-$sm90.cu.o" ;; esac
   [ "$o" -nt "$f" ] || "$NVCC" -O1 -std=c++17 -gencode arch=compute_$arch,code=sm_$arch \
     -Iinclude --expt-relaxed-constexpr -DGK_SM90=$sm90 $xsan -c "$f" -o "$o"
   objs="$objs $o"

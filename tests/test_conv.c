@@ -131,9 +131,10 @@ static int implicit_applies(const ccase *c, int64_t oh, int64_t ow) {
       c->compute != GKO_GEMM_COMPUTE_DEFAULT || (c->alignment && c->alignment < 16))
     return 0;
   if (c->c % 8 || c->k % 8 || c->h < 1 || c->w < 1 || c->sh > 8 || c->sw > 8) return 0;
+  if (c->k > 65535 * 64) return 0;
   const int64_t phe = c->ph_end < 0 ? c->ph : c->ph_end, pwe = c->pw_end < 0 ? c->pw : c->pw_end;
   const int64_t eh = c->dh * (c->r - 1), ew = c->dw * (c->s - 1);
-  if (c->ph > 128 || c->pw > 128 || eh >= 255 || ew >= 255) return 0;
+  if (c->ph > 128 || c->pw > 128 || phe > 128 || pwe > 128 || eh >= 255 || ew >= 255) return 0;
   if (phe - eh < -128 || phe - eh > 127 || pwe - ew < -128 || pwe - ew > 127) return 0;
   return c->n * oh * ow <= INT32_MAX;
 }
@@ -210,8 +211,9 @@ static int run_case(gko_handle_t h, const ccase *c, cudaStream_t stream, crun *o
   /* the residual: random values; z = y (res 2) starts y with them */
   memset(hz, T_POISON_BYTE, by);
   void *pz = hz + off * es;
-  if (c->res)
-    for (int64_t i = 0; i < ny; i++) t_hv_set(c->dt, pz, i, t_uniform(-1, 1));
+  if (c->res) /* beta = 0 must not read z: NaN then */
+    for (int64_t i = 0; i < ny; i++)
+      t_hv_set(c->dt, pz, i, c->beta == 0.0f ? NAN : t_uniform(-1, 1));
   if (c->res == 2) memcpy(hy0, hz, by);
   unsigned char *dx = t_dalloc(bx), *dw = t_dalloc(bw), *db = t_dalloc(bb), *dy = t_dalloc(by);
   unsigned char *dz = c->res == 1 ? t_dalloc(by) : NULL;
@@ -275,7 +277,7 @@ static int run_case(gko_handle_t h, const ccase *c, cudaStream_t stream, crun *o
             }
           if (c->res) {
             sum *= c->alpha;
-            sum += c->beta * t_hv_get(c->dt, pz, yi(c, oh, ow, n, k, y, x));
+            if (c->beta != 0.0f) sum += c->beta * t_hv_get(c->dt, pz, yi(c, oh, ow, n, k, y, x));
           }
           if (c->epilogue & 1) sum += t_hv_get(c->dt, pb, k);
           const double ref = t_ref_act(act, sum);
@@ -1056,7 +1058,8 @@ Test(conv, implicit_gemm_limits, .timeout = 600) {
     int64_t r, sh, ph, phe, dh;
   } e[] = {{3, 1, 128, 1, 1},  {3, 1, 129, 1, 1},  {3, 8, 1, 1, 1},   {3, 9, 1, 1, 1},
            {2, 1, 0, 0, 127}, {2, 1, 0, 0, 128}, {1, 1, 0, 127, 1}, {1, 1, 0, 128, 1},
-           {3, 1, 0, 0, 1},   {5, 2, 0, 0, 32},  {2, 1, 0, 0, 129}, {3, 1, 0, 0, 100}};
+           {3, 1, 0, 0, 1},   {5, 2, 0, 0, 32},  {2, 1, 0, 0, 129}, {3, 1, 0, 0, 100},
+           {2, 1, 0, 256, 200}, {2, 1, 0, 128, 200}, {2, 1, 0, 129, 200}, {3, 1, 1, 128, 1}};
   for (size_t i = 0; i < sizeof e / sizeof e[0]; i++) {
     ccase c = cc_make(GKO_DTYPE_F16, GKO_CONV_LAYOUT_NHWC, 1, 8, 9 + e[i].dh * (e[i].r - 1), 6,
                       16, e[i].r, 3);
@@ -1076,7 +1079,7 @@ Test(conv, implicit_gemm_limits, .timeout = 600) {
 Test(conv, residual_on_every_path, .timeout = 900) {
   csweep sw = sweep_begin();
   for (int d = 0; d < 3; d++) {
-    ccase cs[6];
+    ccase cs[8];
     cs[0] = cc_make(kDts[d], GKO_CONV_LAYOUT_NHWC, 2, 16, 9, 7, 24, 3, 3);
     cs[0].ph = cs[0].pw = 1;
     cs[1] = cc_make(kDts[d], GKO_CONV_LAYOUT_NHWC, 2, 16, 5, 6, 32, 1, 1);
@@ -1089,7 +1092,13 @@ Test(conv, residual_on_every_path, .timeout = 900) {
     cs[4].groups = 4;
     cs[4].pw = 1;
     cs[5] = cc_make(kDts[d], GKO_CONV_LAYOUT_NCHW, 2, 16, 4, 5, 24, 1, 1); /* direct NCHW */
-    for (int i = 0; i < 6; i++)
+    cs[6] = cc_make(kDts[d], GKO_CONV_LAYOUT_NHWC, 2, 16, 6, 7, 24, 3, 3); /* NHWC groups */
+    cs[6].groups = 2;
+    cs[6].ph = 1;
+    cs[7] = cc_make(kDts[d], GKO_CONV_LAYOUT_NHWC, 3, 8, 7, 6, 16, 3, 3); /* NHWC chunks */
+    cs[7].pw = 1;
+    cs[7].max_chunk = 2;
+    for (int i = 0; i < 8; i++)
       for (int v = 0; v < 4; v++) {
         ccase c = cs[i];
         c.res = 1 + (v & 1);
@@ -1098,14 +1107,14 @@ Test(conv, residual_on_every_path, .timeout = 900) {
         c.epilogue = v == 3 ? GKO_EPILOGUE_BIAS_GELU_ERF : GKO_EPILOGUE_BIAS_RELU;
         sweep_case(&sw, &c);
       }
-    /* beta = 0: z is not read (res 1 passes random z; no effect) */
+    /* beta = 0: z (all NaN) is not read */
     ccase c = cs[0];
     c.res = 1;
     c.beta = 0.0f;
     c.epilogue = GKO_EPILOGUE_BIAS;
     sweep_case(&sw, &c);
     /* alpha = 0: x and w (all NaN) are not read: y = act(bias + beta z) */
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 8; i++) {
       c = cs[i];
       c.res = 1;
       c.alpha = 0.0f;
