@@ -1275,6 +1275,102 @@ GKO_API gko_status_t gko_conv_execute_residual(gko_conv_plan_t plan, float alpha
                                                const void *z, void *y, void *workspace,
                                                size_t workspace_bytes, gko_stream_t stream);
 
+/* ------------------------------------------------------------------------ */
+/* Pool2d forward: max and average pooling                                   */
+/* ------------------------------------------------------------------------ */
+/* x N x C x H x W, y N x C x OH x OW in one of gko_conv_layout_t's layouts
+ * (NCHW or NHWC, dense), one dtype (F32, F16 or BF16), math in f32.  Per
+ * axis (shown for the height), with window R, stride, padding and dilation:
+ *   OH = floor((H + 2 pad_h - dil_h (R - 1) - 1) / stride_h) + 1, or with
+ *   CEIL_MODE the ceiling, less one when the last window would start past
+ *   H + pad_h (so every window starts inside the input or its left
+ *   padding), as torch's max_pool2d / avg_pool2d compute it.
+ * y[n, c, oh, ow] over the window rows ih = oh stride_h - pad_h + r dil_h
+ * (r in [0, R)) and columns likewise:
+ *   MAX                 the largest element inside the input (padding never
+ *                       wins); NaN if any of them is NaN (as torch).
+ *   AVG                 the sum of the elements inside the input divided by
+ *                       the window's size clipped to the padded input
+ *                       (torch's count_include_pad=True, cuDNN's
+ *                       CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING).
+ *   AVG_EXCLUDE_PAD     divided by the number of elements inside the input
+ *                       (count_include_pad=False, cuDNN's ..._EXCLUDE_PADDING).
+ * Average pooling has no dilation (as torch's avg_pool2d).  Global average
+ * pooling (torch's adaptive_avg_pool2d(x, 1)) is AVG with R = H, S = W: a
+ * dedicated reduction runs it.
+ * Algorithm: one pass, each output computed by one thread from the window
+ * (NHWC: 16-byte vectors of channels when C and the pointers allow), or for
+ * a whole-plane window in NCHW one warp per plane; no workspace. */
+typedef enum gko_pool_mode_e {
+  GKO_POOL_MAX = 0,
+  GKO_POOL_AVG = 1,
+  GKO_POOL_AVG_EXCLUDE_PAD = 2
+} gko_pool_mode_t;
+
+/* Descriptor attributes (gko_pool_desc_set / _get); all values int64_t. */
+typedef enum gko_pool_attr_e {
+  GKO_POOL_ATTR_MODE = 0,   /* gko_pool_mode_t */
+  GKO_POOL_ATTR_DTYPE = 1,  /* gko_dtype_t of x and y */
+  GKO_POOL_ATTR_LAYOUT = 2, /* gko_conv_layout_t */
+  GKO_POOL_ATTR_N = 3,      /* images, >= 0 */
+  GKO_POOL_ATTR_C = 4,      /* channels, >= 1 */
+  GKO_POOL_ATTR_H = 5,      /* input height, >= 1 */
+  GKO_POOL_ATTR_W = 6,      /* input width, >= 1 */
+  GKO_POOL_ATTR_R = 7,      /* window height, >= 1 */
+  GKO_POOL_ATTR_S = 8,      /* window width, >= 1 */
+  GKO_POOL_ATTR_STRIDE_H = 9, /* >= 1, default 1 */
+  GKO_POOL_ATTR_STRIDE_W = 10,
+  /* zero padding on both sides, >= 0, default 0; at most half the dilated
+   * window (dil (R - 1) + 1) / 2, as torch requires (checked by
+   * gko_pool_output_shape) */
+  GKO_POOL_ATTR_PAD_H = 11,
+  GKO_POOL_ATTR_PAD_W = 12,
+  GKO_POOL_ATTR_DILATION_H = 13, /* >= 1, default 1; MAX only */
+  GKO_POOL_ATTR_DILATION_W = 14,
+  GKO_POOL_ATTR_CEIL_MODE = 15   /* 0 (default) or 1 */
+} gko_pool_attr_t;
+
+/* Opaque problem descriptor (host memory only). */
+typedef struct gko_pool_desc_s *gko_pool_desc_t;
+
+/* Creates a descriptor (stride 1, no padding, dilation 1, floor mode).
+ * INVALID_VALUE for a NULL desc or a value out of its range (the detail
+ * names the attribute); ALLOC_FAILED.  *desc untouched on failure.
+ * Storage: allocates host memory (gko_pool_desc_destroy frees it).
+ * Async: no.  Capture: yes. */
+GKO_API gko_status_t gko_pool_desc_create(gko_pool_desc_t *desc, gko_pool_mode_t mode,
+                                          gko_dtype_t dtype, gko_conv_layout_t layout,
+                                          int64_t n, int64_t c, int64_t h, int64_t w,
+                                          int64_t r, int64_t s);
+/* Frees a descriptor; NULL is a no-op.  Async: no.  Capture: yes. */
+GKO_API gko_status_t gko_pool_desc_destroy(gko_pool_desc_t desc);
+/* Sets one attribute, checked against its own range (INVALID_VALUE, the
+ * descriptor unchanged on failure).  Async: no.  Capture: yes. */
+GKO_API gko_status_t gko_pool_desc_set(gko_pool_desc_t desc, gko_pool_attr_t attr,
+                                       int64_t value);
+/* Reads one attribute (INVALID_VALUE for NULL or an unknown attribute,
+ * *value untouched).  Async: no.  Capture: yes. */
+GKO_API gko_status_t gko_pool_desc_get(gko_pool_desc_t desc, gko_pool_attr_t attr,
+                                       int64_t *value);
+/* OH and OW (above) after every host-side check gko_pool_forward makes:
+ * INVALID_VALUE for a NULL argument, padding above half the dilated
+ * window, dilation with average pooling, a window larger than the padded
+ * input, or a size whose byte count overflows int64.  *oh, *ow untouched
+ * on failure.  Storage: none.  Async: no.  Capture: yes. */
+GKO_API gko_status_t gko_pool_output_shape(gko_pool_desc_t desc, int64_t *oh, int64_t *ow);
+/* y = pool(x) on stream, with the descriptor's shapes (read at the call;
+ * the descriptor may change afterwards).  x (N*C*H*W elements) and y
+ * (N*C*OH*OW) device-accessible, aligned to their element size, y not
+ * overlapping x; y is only written.  N == 0: nothing is read or written
+ * (NULLs allowed).  Statuses: INVALID_VALUE (NULL handle, desc or pointer;
+ * a descriptor gko_pool_output_shape rejects; misaligned or overlapping
+ * pointers), DEVICE_MISMATCH, CUDA_ERROR, EXECUTION_FAILED; on a failed
+ * check nothing is enqueued and y is untouched.  Thread-safe with
+ * distinct descriptors (or one no thread changes).
+ * Storage: none.  Async: yes.  Capture: yes (one kernel). */
+GKO_API gko_status_t gko_pool_forward(gko_handle_t handle, gko_pool_desc_t desc, const void *x,
+                                      void *y, gko_stream_t stream);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
