@@ -1284,11 +1284,14 @@ GKO_API gko_status_t gko_conv_execute_residual(gko_conv_plan_t plan, float alpha
  *   OH = floor((H + 2 pad_h - dil_h (R - 1) - 1) / stride_h) + 1, or with
  *   CEIL_MODE the ceiling, less one when the last window would start past
  *   H + pad_h (so every window starts inside the input or its left
- *   padding), as torch's max_pool2d / avg_pool2d compute it.
+ *   padding), as torch's max_pool2d / avg_pool2d compute it; OH < 1 is
+ *   refused.  In ceil mode a window may reach past the padded input.
  * y[n, c, oh, ow] over the window rows ih = oh stride_h - pad_h + r dil_h
  * (r in [0, R)) and columns likewise:
  *   MAX                 the largest element inside the input (padding never
- *                       wins); NaN if any of them is NaN (as torch).
+ *                       wins); NaN if any of them is NaN (as torch); -inf
+ *                       for a dilated window whose taps all fall in the
+ *                       padding (as torch).
  *   AVG                 the sum of the elements inside the input divided by
  *                       the window's size clipped to the padded input
  *                       (torch's count_include_pad=True, cuDNN's
@@ -1320,9 +1323,9 @@ typedef enum gko_pool_attr_e {
   GKO_POOL_ATTR_S = 8,      /* window width, >= 1 */
   GKO_POOL_ATTR_STRIDE_H = 9, /* >= 1, default 1 */
   GKO_POOL_ATTR_STRIDE_W = 10,
-  /* zero padding on both sides, >= 0, default 0; at most half the dilated
-   * window (dil (R - 1) + 1) / 2, as torch requires (checked by
-   * gko_pool_output_shape) */
+  /* zero padding on both sides, >= 0, default 0; at most half the window
+   * (R / 2) and half the dilated window ((dil (R - 1) + 1) / 2), as torch
+   * requires (checked by gko_pool_output_shape) */
   GKO_POOL_ATTR_PAD_H = 11,
   GKO_POOL_ATTR_PAD_W = 12,
   GKO_POOL_ATTR_DILATION_H = 13, /* >= 1, default 1; MAX only */

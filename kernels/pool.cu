@@ -68,7 +68,7 @@ __global__ void __launch_bounds__(kBlock) pool_window(gk_pool_args a64, int64_t 
     acc m[V];
 #pragma unroll
     for (int j = 0; j < V; j++) m[j].init(a.mode);
-    int inside = 0;
+    I inside = 0;
     for (I r = 0; r < a.r; r++) {
       const I ih = h0 + r * a.dh;
       if (ih < 0 || ih >= a.h) continue;
@@ -93,7 +93,7 @@ __global__ void __launch_bounds__(kBlock) pool_window(gk_pool_args a64, int64_t 
     }
     float d = (float)inside; /* AVG_EXCLUDE_PAD; AVG: the window clipped to the padding */
     if (a.mode == GKO_POOL_AVG)
-      d = (float)((min(h0 + a.r, a.h + a.ph) - h0) * (min(w0 + a.s, a.w + a.pw) - w0));
+      d = (float)(min(h0 + a.r, a.h + a.ph) - h0) * (float)(min(w0 + a.s, a.w + a.pw) - w0);
     if (a.layout == GKO_CONV_LAYOUT_NHWC) {
       T *q = y + ((n * a.oh + oh) * a.ow + ow) * a.c + c;
       if (V > 1) {
@@ -208,8 +208,15 @@ gko_status_t launch_t(const gk_pool_args &a) {
     threads = items * kBlock;
   } else {
     items = threads = a.n * a.oh * a.ow * (vec ? a.c / V : a.c);
+    /* 32-bit indices when every index and window coordinate fits, with
+     * room for the grid-stride step */
+    const int64_t lim = INT32_MAX / 4;
     const bool narrow = a.n * a.c * a.h * a.w < INT32_MAX && a.n * a.c * a.oh * a.ow < INT32_MAX &&
-                        items < INT32_MAX - 65535LL * 32 * kBlock;
+                        items < INT32_MAX - 65535LL * 32 * kBlock && a.h + 2 * a.ph < lim &&
+                        a.w + 2 * a.pw < lim && a.r < lim && a.s < lim && a.dh < lim &&
+                        a.dw < lim && a.sh < lim && a.sw < lim &&
+                        a.dh * (a.r - 1) + a.oh * a.sh < lim &&
+                        a.dw * (a.s - 1) + a.ow * a.sw < lim && a.r * a.s < lim;
     if (narrow)
       kernel = vec ? (const void *)pool_window<T, V, int> : (const void *)pool_window<T, 1, int>;
     else

@@ -86,33 +86,37 @@ GKO_API gko_status_t gko_pool_desc_get(gko_pool_desc_t desc, gko_pool_attr_t att
   return s;
 }
 
-/* One axis of torch's rule: the window (dil (f - 1) + 1) within the padded
- * input, padding at most half of it, the output size (floor, or ceil less
- * one when the last window would start past in + pad). */
+/* One axis of torch's rule (pooling_output_shape and pool2d_shape_check):
+ * padding at most half the window and half the dilated window, the output
+ * size floor((in + 2 pad - eff [+ stride - 1 in ceil mode]) / stride) + 1,
+ * in ceil mode less one when the last window would start past in + pad;
+ * an output below 1 is refused. */
 static gko_status_t gk_pool_axis(const char *axis, int64_t in, int64_t f, int64_t stride,
                                  int64_t pad, int64_t dil, int ceil_mode, int64_t *out) {
-  int64_t eff, padded;
+  int64_t eff, padded, num;
   if (__builtin_mul_overflow(dil, f - 1, &eff) || __builtin_add_overflow(eff, 1, &eff) ||
-      __builtin_mul_overflow(pad, 2, &padded) || __builtin_add_overflow(padded, in, &padded))
+      __builtin_mul_overflow(pad, 2, &padded) || __builtin_add_overflow(padded, in, &padded) ||
+      __builtin_sub_overflow(padded, eff, &num) ||
+      (ceil_mode && __builtin_add_overflow(num, stride - 1, &num)))
     return gk_fail(GKO_STATUS_INVALID_VALUE,
                    "the %s window (dilation %lld x (%lld - 1) + 1) or padded input (%lld + 2 x "
                    "%lld) overflows int64",
                    axis, (long long)dil, (long long)f, (long long)in, (long long)pad);
-  if (pad > eff / 2)
+  if (pad > f / 2 || pad > eff / 2)
     return gk_fail(GKO_STATUS_INVALID_VALUE,
-                   "%s padding %lld is more than half the window (%lld): every window must "
-                   "hold an input element (as torch requires)",
-                   axis, (long long)pad, (long long)eff);
-  if (padded < eff)
+                   "%s padding %lld is more than half the window (%lld, dilated %lld), as torch "
+                   "refuses",
+                   axis, (long long)pad, (long long)f, (long long)eff);
+  /* floor division (num may be negative: the window larger than the input) */
+  int64_t o = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
+  int64_t start;
+  if (ceil_mode && o > 1 &&
+      (__builtin_mul_overflow(o - 1, stride, &start) || start >= in + pad))
+    o--;
+  if (o < 1)
     return gk_fail(GKO_STATUS_INVALID_VALUE,
                    "the %s window (%lld) is larger than the padded input (%lld)", axis,
                    (long long)eff, (long long)padded);
-  const int64_t span = padded - eff;
-  int64_t o = span / stride + 1;
-  if (ceil_mode && span % stride != 0) {
-    o++;
-    if ((o - 1) * stride >= in + pad) o--;
-  }
   *out = o;
   return GKO_STATUS_SUCCESS;
 }

@@ -92,9 +92,13 @@ def pool2d(handle, x, mode, kernel_size, stride=None, padding=0, dilation=1, cei
             _check(lib.gko_pool_desc_set(d, int(a), int(v)), "gko_pool_desc_set")
         oh, ow = _i64(0), _i64(0)
         _check(lib.gko_pool_output_shape(d, _c.byref(oh), _c.byref(ow)), "gko_pool_output_shape")
+        shape = (n, c, oh.value, ow.value)
         if out is None:
-            out = torch.empty((n, c, oh.value, ow.value), dtype=x.dtype, device=x.device,
-                              memory_format=fmt)
+            out = torch.empty(shape, dtype=x.dtype, device=x.device, memory_format=fmt)
+        elif (tuple(out.shape) != shape or out.dtype != x.dtype or out.device != x.device or
+              not out.is_contiguous(memory_format=fmt)):
+            raise ValueError("out must be a %s tensor of shape %s on %s in x's memory format (%s)"
+                             % (x.dtype, shape, x.device, fmt))
         _check(lib.gko_pool_forward(handle.value, d, x.data_ptr() if x.numel() else None,
                                     out.data_ptr() if out.numel() else None,
                                     _stream_of(x, stream)), "gko_pool_forward")
