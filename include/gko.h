@@ -1302,8 +1302,9 @@ GKO_API gko_status_t gko_conv_execute_residual(gko_conv_plan_t plan, float alpha
  * pooling (torch's adaptive_avg_pool2d(x, 1)) is AVG with R = H, S = W: a
  * dedicated reduction runs it.
  * Algorithm: one pass, each output computed by one thread from the window
- * (NHWC: 16-byte vectors of channels when C and the pointers allow), or for
- * a whole-plane window in NCHW one warp per plane; no workspace. */
+ * (NHWC: 16-byte vectors of channels when C and the pointers allow); a
+ * whole-plane window by one warp per plane (NCHW) or a block per image and
+ * 32 channel vectors (NHWC); no workspace (docs/pool.md). */
 typedef enum gko_pool_mode_e {
   GKO_POOL_MAX = 0,
   GKO_POOL_AVG = 1,
@@ -1356,9 +1357,10 @@ GKO_API gko_status_t gko_pool_desc_set(gko_pool_desc_t desc, gko_pool_attr_t att
 GKO_API gko_status_t gko_pool_desc_get(gko_pool_desc_t desc, gko_pool_attr_t attr,
                                        int64_t *value);
 /* OH and OW (above) after every host-side check gko_pool_forward makes:
- * INVALID_VALUE for a NULL argument, padding above half the dilated
- * window, dilation with average pooling, a window larger than the padded
- * input, or a size whose byte count overflows int64.  *oh, *ow untouched
+ * INVALID_VALUE for a NULL argument, padding above half the window or the
+ * dilated window, dilation with average pooling, an output size below 1
+ * (a window larger than the padded input), or a size whose byte count
+ * overflows int64.  *oh, *ow untouched
  * on failure.  Storage: none.  Async: no.  Capture: yes. */
 GKO_API gko_status_t gko_pool_output_shape(gko_pool_desc_t desc, int64_t *oh, int64_t *ow);
 /* y = pool(x) on stream, with the descriptor's shapes (read at the call;
