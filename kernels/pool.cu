@@ -33,9 +33,33 @@ struct acc {
   }
 };
 
+/* Folds the V elements at p (one 16-byte load when V > 1) into m[0..V). */
+template <typename T, int V>
+__device__ __forceinline__ void fold(acc *m, int mode, const T *p) {
+  if (V > 1) {
+    float f[V];
+    elem<T>::unpack(__ldg(reinterpret_cast<const uint4 *>(p)), f);
+#pragma unroll
+    for (int j = 0; j < V; j++) m[j].add(mode, f[j]);
+  } else {
+    m[0].add(mode, elem<T>::load(p));
+  }
+}
+
+/* Writes m[0..V) / d (max: m itself) at q (one 16-byte store when V > 1). */
+template <typename T, int V>
+__device__ __forceinline__ void put(T *q, const acc *m, int mode, float d) {
+  float f[V];
+#pragma unroll
+  for (int j = 0; j < V; j++) f[j] = mode == GKO_POOL_MAX ? m[j].v : m[j].v / d;
+  if (V > 1) *reinterpret_cast<uint4 *>(q) = elem<T>::pack(f);
+  else *q = elem<T>::from_f(f[0]);
+}
+
+/* I: the index type, 32-bit when every index and window coordinate fits
+ * (64-bit division and multiplication dominated the window loop) */
 template <typename T, int V, typename I>
 __global__ void __launch_bounds__(kBlock) pool_window(gk_pool_args a64, int64_t total64) {
-  using E = elem<T>;
   const T *x = static_cast<const T *>(a64.x);
   T *y = static_cast<T *>(a64.y);
   struct {
@@ -76,37 +100,19 @@ __global__ void __launch_bounds__(kBlock) pool_window(gk_pool_args a64, int64_t 
         const I iw = w0 + s * a.dw;
         if (iw < 0 || iw >= a.w) continue;
         inside++;
-        if (a.layout == GKO_CONV_LAYOUT_NHWC) {
-          const T *p = x + ((n * a.h + ih) * a.w + iw) * a.c + c;
-          if (V > 1) {
-            float f[V];
-            E::unpack(__ldg(reinterpret_cast<const uint4 *>(p)), f);
-#pragma unroll
-            for (int j = 0; j < V; j++) m[j].add(a.mode, f[j]);
-          } else {
-            m[0].add(a.mode, E::load(p));
-          }
-        } else {
-          m[0].add(a.mode, E::load(x + ((n * a.c + c) * a.h + ih) * a.w + iw));
-        }
+        if (a.layout == GKO_CONV_LAYOUT_NHWC)
+          fold<T, V>(m, a.mode, x + ((n * a.h + ih) * a.w + iw) * a.c + c);
+        else
+          fold<T, 1>(m, a.mode, x + ((n * a.c + c) * a.h + ih) * a.w + iw);
       }
     }
     float d = (float)inside; /* AVG_EXCLUDE_PAD; AVG: the window clipped to the padding */
     if (a.mode == GKO_POOL_AVG)
       d = (float)(min(h0 + a.r, a.h + a.ph) - h0) * (float)(min(w0 + a.s, a.w + a.pw) - w0);
-    if (a.layout == GKO_CONV_LAYOUT_NHWC) {
-      T *q = y + ((n * a.oh + oh) * a.ow + ow) * a.c + c;
-      if (V > 1) {
-        float f[V];
-#pragma unroll
-        for (int j = 0; j < V; j++) f[j] = a.mode == GKO_POOL_MAX ? m[j].v : m[j].v / d;
-        *reinterpret_cast<uint4 *>(q) = E::pack(f);
-      } else {
-        *q = E::from_f(a.mode == GKO_POOL_MAX ? m[0].v : m[0].v / d);
-      }
-    } else {
-      y[t] = E::from_f(a.mode == GKO_POOL_MAX ? m[0].v : m[0].v / d);
-    }
+    if (a.layout == GKO_CONV_LAYOUT_NHWC)
+      put<T, V>(y + ((n * a.oh + oh) * a.ow + ow) * a.c + c, m, a.mode, d);
+    else
+      put<T, 1>(y + t, m, a.mode, d);
   }
 }
 
@@ -126,11 +132,9 @@ __global__ void __launch_bounds__(kBlock) pool_plane(gk_pool_args a, int64_t pla
     const T *src = x + p * hw;
     for (int64_t i = lane; i < hw; i += 32) m.add(a.mode, E::load(src + i));
     for (int off = 16; off > 0; off /= 2) {
-      const float o = __shfl_xor_sync(0xffffffffu, m.v, off);
-      if (a.mode == GKO_POOL_MAX) m.add(a.mode, o);
-      else m.v += o;
+      m.add(a.mode, __shfl_xor_sync(0xffffffffu, m.v, off));
     }
-    if (lane == 0) y[p] = E::from_f(a.mode == GKO_POOL_MAX ? m.v : m.v / (float)hw);
+    if (lane == 0) put<T, 1>(y + p, &m, a.mode, (float)hw);
   }
 }
 
@@ -139,7 +143,6 @@ __global__ void __launch_bounds__(kBlock) pool_plane(gk_pool_args a, int64_t pla
  * a reduction over the warps in shared memory. */
 template <typename T, int V>
 __global__ void __launch_bounds__(kBlock) pool_plane_nhwc(gk_pool_args a, int64_t groups) {
-  using E = elem<T>;
   constexpr int kLanes = kBlock / 32;
   __shared__ float part[kLanes][32 * V];
   const T *x = static_cast<const T *>(a.x);
@@ -152,37 +155,16 @@ __global__ void __launch_bounds__(kBlock) pool_plane_nhwc(gk_pool_args a, int64_
 #pragma unroll
     for (int j = 0; j < V; j++) m[j].init(a.mode);
     if (v < cv)
-      for (int64_t px = row; px < hw; px += kLanes) {
-        const T *p = x + (n * hw + px) * a.c + v * V;
-        if (V > 1) {
-          float f[V];
-          E::unpack(__ldg(reinterpret_cast<const uint4 *>(p)), f);
-#pragma unroll
-          for (int j = 0; j < V; j++) m[j].add(a.mode, f[j]);
-        } else {
-          m[0].add(a.mode, E::load(p));
-        }
-      }
+      for (int64_t px = row; px < hw; px += kLanes)
+        fold<T, V>(m, a.mode, x + (n * hw + px) * a.c + v * V);
 #pragma unroll
     for (int j = 0; j < V; j++) part[row][lane * V + j] = m[j].v;
     __syncthreads();
     if (row == 0 && v < cv) {
-      float f[V];
 #pragma unroll
-      for (int j = 0; j < V; j++) {
-        acc t = m[j];
-        for (int k = 1; k < kLanes; k++) {
-          if (a.mode == GKO_POOL_MAX) t.add(a.mode, part[k][lane * V + j]);
-          else t.v += part[k][lane * V + j];
-        }
-        f[j] = a.mode == GKO_POOL_MAX ? t.v : t.v / (float)hw;
-      }
-      T *q = y + n * a.c + v * V;
-      if (V > 1) {
-        *reinterpret_cast<uint4 *>(q) = E::pack(f);
-      } else {
-        *q = E::from_f(f[0]);
-      }
+      for (int j = 0; j < V; j++)
+        for (int k = 1; k < kLanes; k++) m[j].add(a.mode, part[k][lane * V + j]);
+      put<T, V>(y + n * a.c + v * V, m, a.mode, (float)hw);
     }
     __syncthreads();
   }

@@ -58,23 +58,19 @@ GKO_API gko_status_t gko_conv_desc_create(gko_conv_desc_t *desc, gko_dtype_t dty
                                           int64_t s) {
   gk_clear_error();
   if (!desc) return gk_fail(GKO_STATUS_INVALID_VALUE, "desc is NULL");
-  struct gko_conv_desc_s tmp;
-  for (int i = 0; i < GK_CONV_NATTR; i++) tmp.v[i] = kRule[i].def;
   /* the arguments are attributes GKO_CONV_ATTR_DTYPE (0) to _S (8), in order */
   const int64_t given[] = {dtype, layout, n, c, h, w, k, r, s};
   _Static_assert(GKO_CONV_ATTR_DTYPE == 0 && GKO_CONV_ATTR_LAYOUT == 1 && GKO_CONV_ATTR_N == 2 &&
                      GKO_CONV_ATTR_C == 3 && GKO_CONV_ATTR_H == 4 && GKO_CONV_ATTR_W == 5 &&
                      GKO_CONV_ATTR_K == 6 && GKO_CONV_ATTR_R == 7 && GKO_CONV_ATTR_S == 8,
                  "gko_conv_desc_create's arguments in attribute order");
-  for (int i = 0; i < (int)(sizeof given / sizeof given[0]); i++) {
-    gko_status_t st = gk_attr_store(tmp.v, kRule, GK_CONV_NATTR, kAttrType, i, given[i]);
-    if (st) return st;
-  }
-  struct gko_conv_desc_s *d = malloc(sizeof *d);
-  if (!d) return gk_fail(GKO_STATUS_ALLOC_FAILED, "host allocation of the descriptor failed");
-  *d = tmp;
-  *desc = d;
-  return GKO_STATUS_SUCCESS;
+  _Static_assert(sizeof(struct gko_conv_desc_s) == GK_CONV_NATTR * sizeof(int64_t),
+                 "the descriptor is its attribute values");
+  int64_t *v = NULL;
+  gko_status_t st = gk_attr_new(&v, kRule, GK_CONV_NATTR, kAttrType, given,
+                                (int)(sizeof given / sizeof given[0]));
+  if (!st) *desc = (struct gko_conv_desc_s *)v;
+  return st;
 }
 
 GKO_API gko_status_t gko_conv_desc_destroy(gko_conv_desc_t desc) { return gk_free_entry(desc); }

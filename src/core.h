@@ -124,6 +124,13 @@ gko_status_t gk_attr_in_range(int attr, int nattr, const char *type);
 /* v[attr] = value once attr is in range and value meets rules[attr]. */
 gko_status_t gk_attr_store(int64_t *v, const gk_rule *rules, int nattr, const char *type,
                            int attr, int64_t value);
+/* A descriptor's create entry point (conv, pool): a heap array of nattr
+ * values, each its rule's default, the first ngiven replaced by given[]
+ * (the create arguments, in attribute order) after their rules' checks.
+ * *out untouched on failure (INVALID_VALUE naming the attribute, or
+ * ALLOC_FAILED); the caller frees it. */
+gko_status_t gk_attr_new(int64_t **out, const gk_rule *rules, int nattr, const char *type,
+                         const int64_t *given, int ngiven);
 
 static inline int64_t gk_round_up(int64_t v, int64_t g) { return (v + g - 1) / g * g; }
 static inline size_t gk_round256(size_t v) { return (v + 255) & ~(size_t)255; }

@@ -3,7 +3,6 @@
  * kernels/pool.cu.  No plan: the checks are host arithmetic, cheap enough
  * for every call. */
 #include <stdint.h>
-#include <stdlib.h>
 
 #include "core.h"
 #include "../kernels/pool.h"
@@ -52,21 +51,17 @@ GKO_API gko_status_t gko_pool_desc_create(gko_pool_desc_t *desc, gko_pool_mode_t
                                           int64_t r, int64_t s) {
   gk_clear_error();
   if (!desc) return gk_fail(GKO_STATUS_INVALID_VALUE, "desc is NULL");
-  struct gko_pool_desc_s tmp;
-  for (int i = 0; i < GK_POOL_NATTR; i++) tmp.v[i] = kRule[i].def;
   /* the arguments are attributes GKO_POOL_ATTR_MODE (0) to _S (8), in order */
   const int64_t given[] = {mode, dtype, layout, n, c, h, w, r, s};
   _Static_assert(GKO_POOL_ATTR_MODE == 0 && GKO_POOL_ATTR_S == 8,
                  "gko_pool_desc_create's arguments in attribute order");
-  for (int i = 0; i < (int)(sizeof given / sizeof given[0]); i++) {
-    gko_status_t st = gk_attr_store(tmp.v, kRule, GK_POOL_NATTR, kAttrType, i, given[i]);
-    if (st) return st;
-  }
-  struct gko_pool_desc_s *d = malloc(sizeof *d);
-  if (!d) return gk_fail(GKO_STATUS_ALLOC_FAILED, "host allocation of the descriptor failed");
-  *d = tmp;
-  *desc = d;
-  return GKO_STATUS_SUCCESS;
+  _Static_assert(sizeof(struct gko_pool_desc_s) == GK_POOL_NATTR * sizeof(int64_t),
+                 "the descriptor is its attribute values");
+  int64_t *v = NULL;
+  gko_status_t st = gk_attr_new(&v, kRule, GK_POOL_NATTR, kAttrType, given,
+                                (int)(sizeof given / sizeof given[0]));
+  if (!st) *desc = (struct gko_pool_desc_s *)v;
+  return st;
 }
 
 GKO_API gko_status_t gko_pool_desc_destroy(gko_pool_desc_t desc) { return gk_free_entry(desc); }
@@ -177,7 +172,8 @@ GKO_API gko_status_t gko_pool_forward(gko_handle_t handle, gko_pool_desc_t desc,
   if (s) return s;
   if (a.n == 0) return GKO_STATUS_SUCCESS;
   const size_t es = gko_dtype_size((gko_dtype_t)a.dtype);
-  const size_t xb = (size_t)(a.n * a.c * a.h * a.w) * es, yb = (size_t)(a.n * a.c * a.oh * a.ow) * es;
+  const size_t xb = (size_t)(a.n * a.c * a.h * a.w) * es;
+  const size_t yb = (size_t)(a.n * a.c * a.oh * a.ow) * es;
   if (!x) return gk_fail(GKO_STATUS_INVALID_VALUE, "x is NULL");
   if (!y) return gk_fail(GKO_STATUS_INVALID_VALUE, "y is NULL");
   if ((s = gk_check_elem_align(x, "x", es)) || (s = gk_check_elem_align(y, "y", es))) return s;

@@ -194,6 +194,24 @@ gko_status_t gk_attr_store(int64_t *v, const gk_rule *rules, int nattr, const ch
   return s;
 }
 
+gko_status_t gk_attr_new(int64_t **out, const gk_rule *rules, int nattr, const char *type,
+                         const int64_t *given, int ngiven) {
+  int64_t tmp[64];
+  if (nattr > (int)(sizeof tmp / sizeof tmp[0]))
+    return gk_fail(GKO_STATUS_INTERNAL, "%s: %d attributes, more than gk_attr_new holds", type,
+                   nattr);
+  for (int i = 0; i < nattr; i++) tmp[i] = rules[i].def;
+  for (int i = 0; i < ngiven; i++) {
+    gko_status_t s = gk_attr_store(tmp, rules, nattr, type, i, given[i]);
+    if (s) return s;
+  }
+  int64_t *v = malloc(sizeof *v * (size_t)nattr);
+  if (!v) return gk_fail(GKO_STATUS_ALLOC_FAILED, "host allocation of the descriptor failed");
+  memcpy(v, tmp, sizeof *v * (size_t)nattr);
+  *out = v;
+  return GKO_STATUS_SUCCESS;
+}
+
 gko_status_t gk_entry_check(gko_handle_t h, const void *obj, const char *obj_name,
                             const void *out, const char *out_name) {
   gk_clear_error();
