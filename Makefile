@@ -153,15 +153,19 @@ $(BUILD)/obj $(BUILD)/tests $(BUILD)/bin $(BUILD)/bin/probes:
 	mkdir -p $@
 
 # ---- tests -----------------------------------------------------------------
-# Criterion: use it if installed, else install it (apt, as root), else say how.
+# Criterion (the suites) and cJSON (the safetensors reader of the model
+# example and its suite): use them if installed, else install them (apt, as
+# root), else say how.
+DEB_DEPS := $(if $(wildcard /usr/include/criterion/criterion.h),,libcriterion-dev) \
+            $(if $(wildcard /usr/include/cjson/cJSON.h),,libcjson-dev)
 deps:
-	@if [ -f /usr/include/criterion/criterion.h ] || pkg-config --exists criterion 2>/dev/null; then :; \
+	@if [ -z "$(strip $(DEB_DEPS))" ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	  echo "installing Criterion (libcriterion-dev) with apt-get"; \
-	  (apt-get install -y -q libcriterion-dev >/dev/null 2>&1 || \
-	   (apt-get update -q >/dev/null && apt-get install -y -q libcriterion-dev >/dev/null)) || \
-	  { echo "error: apt-get could not install libcriterion-dev" >&2; exit 1; }; \
-	else echo "error: the tests need Criterion: install the Debian/Ubuntu package libcriterion-dev (sudo apt-get install libcriterion-dev)" >&2; exit 1; fi
+	  echo "installing $(strip $(DEB_DEPS)) with apt-get"; \
+	  (apt-get install -y -q $(DEB_DEPS) >/dev/null 2>&1 || \
+	   (apt-get update -q >/dev/null && apt-get install -y -q $(DEB_DEPS) >/dev/null)) || \
+	  { echo "error: apt-get could not install $(strip $(DEB_DEPS))" >&2; exit 1; }; \
+	else echo "error: the tests need the Debian/Ubuntu packages $(strip $(DEB_DEPS)) (sudo apt-get install $(strip $(DEB_DEPS)))" >&2; exit 1; fi
 
 TEST_SRC  := $(wildcard tests/test_*.c)
 TEST_BIN  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
@@ -180,6 +184,9 @@ $(BUILD)/tests/%: tests/%.c tests/common.h util/mtx.h $(SHLIB) lib/libgko.so | $
 # a device-side comparison); C linkage, no C++ runtime needed.
 $(BUILD)/tests/fault_kernel.o: tests/fault_kernel.cu | $(BUILD)/tests
 	$(NVCC) $(NVCCFLAGS) -std=c++17 $(GENCODE) -Xcompiler -Wall,-fno-exceptions,-fno-threadsafe-statics -c $< -o $@
+# the safetensors reader is compiled into its suite
+$(BUILD)/tests/test_safetensors: tests/test_safetensors.c util/safetensors.c util/safetensors.h util/half.h | $(BUILD)/tests deps
+	$(CC) $(TEST_CFLAGS) $< -o $@ -lcjson -lcriterion -lm
 $(BUILD)/tests/test_stress: tests/test_stress.c tests/common.h $(BUILD)/tests/fault_kernel.o $(SHLIB) lib/libgko.so | $(BUILD)/tests deps
 	$(CC) $(TEST_CFLAGS) $< $(BUILD)/tests/fault_kernel.o -o $@ $(TEST_LIBS)
 
@@ -206,7 +213,7 @@ bench: $(BUILD)/bin/gko-bench
 # GKO_BENCH_FLAGS: extra flags, e.g. --json FILE or --power
 run: all bench examples
 	$(BUILD)/bin/gko-bench $(GKO_BENCH_FLAGS)
-$(BUILD)/bin/gko-bench: $(wildcard bench/*.c bench/*.h) util/mtx.h $(SHLIB) lib/libgko.so | $(BUILD)/bin
+$(BUILD)/bin/gko-bench: $(wildcard bench/*.c bench/*.h) util/mtx.h util/resnet18.c util/resnet18.h util/half.h $(SHLIB) lib/libgko.so | $(BUILD)/bin
 	$(CC) -std=gnu11 -O2 -g $(WARN) -Iinclude -I$(CUDA_INC) $(filter %.c,$^) -o $@ $(BENCH_LIBS)
 
 # Standalone probes (bench/probes/*.cu, each says what it measures and where
@@ -223,8 +230,12 @@ $(BUILD)/bin/probes/host_cost: bench/probes/host_cost.cu include/gko.h Makefile 
 EXAMPLE_SRC := $(wildcard examples/*.c)
 EXAMPLE_BIN := $(patsubst examples/%.c,$(BUILD)/bin/%,$(EXAMPLE_SRC))
 examples: $(EXAMPLE_BIN)
-$(BUILD)/bin/%: examples/%.c examples/example.h util/mtx.h $(SHLIB) lib/libgko.so | $(BUILD)/bin
+$(BUILD)/bin/%: examples/%.c examples/example.h util/mtx.h util/half.h $(SHLIB) lib/libgko.so | $(BUILD)/bin
 	$(CC) -std=gnu11 -O2 -g $(WARN) -Iinclude -I$(CUDA_INC) $< -o $@ $(BENCH_LIBS)
+# the model example: util/'s model and safetensors reader (cJSON)
+$(BUILD)/bin/resnet18: examples/resnet18.c examples/example.h util/resnet18.c util/resnet18.h \
+    util/safetensors.c util/safetensors.h util/half.h $(SHLIB) lib/libgko.so | $(BUILD)/bin deps
+	$(CC) -std=gnu11 -O2 -g $(WARN) -Iinclude -I$(CUDA_INC) $(filter %.c,$^) -o $@ $(BENCH_LIBS) -lcjson
 
 # ---- install -----------------------------------------------------------------
 install: library

@@ -192,5 +192,7 @@ int bench_conv_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv);
 int bench_conv_suite(gko_handle_t h, cudaStream_t s);
 int bench_spmm_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv);
 int bench_spmm_suite(gko_handle_t h, cudaStream_t s);
+int bench_model_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv);
+int bench_model_suite(gko_handle_t h, cudaStream_t s);
 
 #endif

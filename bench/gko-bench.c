@@ -4,6 +4,7 @@
  *   gko-bench                       the default suite
  *   gko-bench --info                diagnostics + measured copy bandwidth
  *   gko-bench gelu [--n N] [--dtype f32|f16|bf16] [--approx erf|tanh] [--backward]
+ *   gko-bench model resnet18 [--batch 1,32,128,256] [--dtype ...] [--layout ...]
  *   common flags (before the subcommand): --repeat R, --json FILE, --power, --verbose
  *
  * The table: one line per case (op, shape, dtype, backend, device and
@@ -36,6 +37,7 @@ static const module kModules[] = {
     {"gemm", bench_gemm_cmd, bench_gemm_suite, 1},
     {"conv", bench_conv_cmd, bench_conv_suite, 1},
     {"spmm", bench_spmm_cmd, bench_spmm_suite, 0},
+    {"model", bench_model_cmd, bench_model_suite, 0},
 };
 enum { kNumModules = sizeof kModules / sizeof kModules[0] };
 
@@ -62,6 +64,8 @@ static void usage(void) {
           "none|bias|relu|bias-relu|gelu|bias-gelu|gelu-tanh|bias-gelu-tanh] [--transa] "
           "[--transb] [--batch B] [--pad auto|never|always] [--fusion auto|required|never] "
           "[--backend auto|cublaslt|wmma|sm90] [--autotune] [--rotate] [--static] [--interleave]\n"
+          "  model resnet18 [--batch 1,32,128,256] [--dtype f16|bf16|f32] [--layout nhwc|nchw] "
+          "[--power]\n"
           "  gemm --suite all|shapes|k1027|ffn1|square|decode|autotune|sm90|decode-sweep\n"
           "                |decode-sweep-xb\n");
 }

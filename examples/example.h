@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/half.h"
+
 /* ---- error reporting ------------------------------------------------------ */
 
 static inline void fail_gko(const char *call, gko_status_t s) {
@@ -46,41 +48,7 @@ static inline void *xmalloc(size_t bytes) {
   return p;
 }
 
-/* ---- float <-> half (IEEE binary16), round to nearest even ---------------- */
-
-static inline uint16_t float_to_half(float f) {
-  uint32_t x;
-  memcpy(&x, &f, sizeof x);
-  const uint32_t sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
-  if (ax >= 0x7f800000u) /* Inf stays Inf, NaN stays a (quiet) NaN */
-    return (uint16_t)(sign | 0x7c00u | (ax > 0x7f800000u ? 0x0200u | ((ax >> 13) & 0x3ffu) : 0u));
-  if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* >= 65520 rounds to Inf */
-  if (ax < 0x38800000u) {                                    /* below 2^-14: subnormal */
-    if (ax <= 0x33000000u) return (uint16_t)sign;            /* <= 2^-25 rounds to 0 */
-    const uint32_t shift = 126u - (ax >> 23), mant = (ax & 0x7fffffu) | 0x800000u;
-    const uint32_t rem = mant & ((1u << shift) - 1u), halfway = 1u << (shift - 1u);
-    uint32_t q = mant >> shift;
-    if (rem > halfway || (rem == halfway && (q & 1u))) q++;
-    return (uint16_t)(sign | q);
-  }
-  const uint32_t r = ax - 0x38000000u; /* exponent rebiased from 127 to 15 */
-  const uint32_t rem = r & 0x1fffu;
-  uint32_t q = r >> 13;
-  if (rem > 0x1000u || (rem == 0x1000u && (q & 1u))) q++; /* a carry bumps the exponent */
-  return (uint16_t)(sign | q);
-}
-
-static inline float half_to_float(uint16_t h) {
-  const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-  if (e == 0) { /* zero or subnormal: m * 2^-24, exact in f32 */
-    const float v = ldexpf((float)m, -24);
-    return sign ? -v : v;
-  }
-  const uint32_t x = sign | (e == 31 ? 0x7f800000u | (m << 13) : ((e + 112u) << 23) | (m << 13));
-  float f;
-  memcpy(&f, &x, sizeof f);
-  return f;
-}
+/* float_to_half, half_to_float (IEEE binary16), the bf16 pair: util/half.h */
 
 /* ---- fixed-seed random numbers (splitmix64; Steele, Lea, Flood, OOPSLA'14)
  * and the float64 erf-GELU the references use ----------------------------- */
