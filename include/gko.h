@@ -1068,8 +1068,17 @@ typedef enum gko_conv_attr_e {
  * wgmma, and the epilogue (bias, residual, activation) runs on the
  * accumulators.  It applies to: a build with the SM90 kernels on a GPU of
  * compute capability 9.0; NHWC; F16 or BF16; one group; COMPUTE DEFAULT;
- * ALIGNMENT >= 16; C and K multiples of 8 (16 bytes); H, W >= 1; per
- * axis stride at most 8, padding at most 128 on either side, dil * (R - 1)
+ * ALIGNMENT >= 16; K a multiple of 8 (16 bytes) and C too, or else (an RGB
+ * stem's C = 3) the space-to-depth rewrite: x is copied into the workspace
+ * with blocks of stride_h rows x the filter's S columns as channels,
+ * [N][OH + R2 - 1][OW][C2] with C2 = stride_h * S * C rounded up to 8
+ * (zeros in the padding and the extra channels), R2 = ceil(R / stride_h),
+ * the filter as [K][R2][1][C2], and a stride-1 unpadded R2 x 1 convolution
+ * runs on the copies (the same sums plus zero terms); it needs dilation 1
+ * and stride_h at most 8, and is taken when R2 * (C2 rounded up to 64, the
+ * kernel's reduction step) is at most twice C * R * S rounded up to 8 and
+ * MAX_WORKSPACE allows the copies (docs/conv.md); H, W >= 1; per axis
+ * stride at most 8, padding at most 128 on either side, dil * (R - 1)
  * below 255 and pad_end - dil * (R - 1) from -128 to 127 (TMA's im2col
  * limits; CUTLASS accepts end padding to 256, but 256 with a dilated
  * extent of 200 left output rows unwritten on the H200); K at most 65535 x
@@ -1196,7 +1205,9 @@ GKO_API gko_status_t gko_conv_plan_destroy(gko_conv_plan_t plan);
  * transposed), the GEMMs' cuBLASLt scratch (on PATH_IM2COL a fixed
  * 64 KiB + 256 bytes, used or not, so that the chunk cannot change the
  * GEMM's algorithm) and 255 bytes of slack (any pointer alignment works).
- * 0 for PATH_NONE; for PATH_DIRECT only the GEMM's (slack included).
+ * 0 for PATH_NONE; for PATH_DIRECT only the GEMM's (slack included); for
+ * PATH_IMPLICIT 0, or with the space-to-depth rewrite its copies of x and
+ * the filter and 255 bytes of slack.
  * GKO_STATUS_INVALID_VALUE for a NULL argument.
  * Storage: none.  Async: no.  Capture: yes. */
 GKO_API gko_status_t gko_conv_workspace_size(gko_conv_plan_t plan, size_t *bytes);
@@ -1244,7 +1255,8 @@ GKO_API gko_status_t gko_conv_plan_describe(gko_conv_plan_t plan, char *buf, siz
  * workspace.
  * Storage: none (the caller's workspace).  Async: yes.
  * Capture: yes (enqueues kernels only: the filter copy, im2col and the
- * GEMMs, per chunk, and the transposes of NCHW through NHWC). */
+ * GEMMs, per chunk, and the transposes of NCHW through NHWC; implicit
+ * GEMM's kernel, after its space-to-depth copies where it has them). */
 GKO_API gko_status_t gko_conv_execute(gko_conv_plan_t plan, const void *x, const void *w,
                                       const void *bias, void *y, void *workspace,
                                       size_t workspace_bytes, gko_stream_t stream);

@@ -64,6 +64,8 @@ struct gko_conv_plan_s {
   int block_nchw;
   gk_conv_sm90_problem ip;  /* PATH_IMPLICIT: the kernel's problem */
   int icfg;                 /* and configuration (conv_sm90.h) */
+  int fold;                 /* space-to-depth rewrite into the workspace (C % 8 != 0) */
+  size_t fold_x_bytes;      /* its copy of x */
   char why[GK_CONV_WHY];
 };
 
@@ -88,12 +90,14 @@ gko_status_t gk_conv_gemm_fail(gko_status_t s, const char *what);
 
 /* The implicit-GEMM path (src/conv_implicit.c): whether it applies (else
  * 0 and the reason in why), the plan, its description and its execute. */
-int gk_conv_implicit_applies(gko_handle_t h, const gk_conv_problem *p, char *why, size_t cap);
+int gk_conv_implicit_applies(gko_handle_t h, const gk_conv_problem *p, char *why, size_t cap,
+                             gk_conv_problem *kernel_problem);
 gko_status_t gk_conv_plan_implicit(gko_conv_plan_t cp);
 void gk_conv_explain_implicit(gko_conv_plan_t cp);
 gko_status_t gk_conv_execute_implicit(const struct gko_conv_plan_s *plan, float alpha,
                                       const void *x, const void *w, const void *bias,
-                                      float beta, const void *z, void *y, void *stream);
+                                      float beta, const void *z, void *y, void *workspace,
+                                      void *stream);
 
 #ifdef __cplusplus
 }

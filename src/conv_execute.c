@@ -120,7 +120,7 @@ static gko_status_t gk_conv_run(gko_conv_plan_t plan, float alpha, const void *x
   const size_t xb = (size_t)(p->n * p->c * hw * es); /* 0: x is not read */
   if (!(p->epilogue & 1)) bias = NULL; /* the epilogue has no bias */
   if (plan->c.path == GKO_CONV_PATH_IMPLICIT) {
-    if ((s = gk_conv_execute_implicit(plan, alpha, x, w, bias, beta, z, y, stream))) return s;
+    if ((s = gk_conv_execute_implicit(plan, alpha, x, w, bias, beta, z, y, workspace, stream))) return s;
     gk_clear_error();
     return GKO_STATUS_SUCCESS;
   }

@@ -560,7 +560,7 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
                      p.pw == 0 && p.ph_end == 0 && p.pw_end == 0;
   char no_implicit[400] = "";
   int implicit = p.algo != GKO_CONV_ALGO_GEMM &&
-                 gk_conv_implicit_applies(handle, &p, no_implicit, sizeof no_implicit);
+                 gk_conv_implicit_applies(handle, &p, no_implicit, sizeof no_implicit, NULL);
   if (p.n == 0) {
     cp->c.path = GKO_CONV_PATH_NONE;
     cp->c.lay = p.layout;

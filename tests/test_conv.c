@@ -130,11 +130,24 @@ static int implicit_applies(const ccase *c, int64_t oh, int64_t ow) {
   if (c->layout != GKO_CONV_LAYOUT_NHWC || c->dt == GKO_DTYPE_F32 || c->groups != 1 ||
       c->compute != GKO_GEMM_COMPUTE_DEFAULT || (c->alignment && c->alignment < 16))
     return 0;
-  if (c->c % 8 || c->k % 8 || c->h < 1 || c->w < 1 || c->sh > 8 || c->sw > 8) return 0;
+  if (c->k % 8 || c->h < 1 || c->w < 1 || c->sh > 8 || c->sw > 8) return 0;
   if (c->k > 65535 * 64) return 0;
-  const int64_t phe = c->ph_end < 0 ? c->ph : c->ph_end, pwe = c->pw_end < 0 ? c->pw : c->pw_end;
-  const int64_t eh = c->dh * (c->r - 1), ew = c->dw * (c->s - 1);
-  if (c->ph > 128 || c->pw > 128 || phe > 128 || pwe > 128 || eh >= 255 || ew >= 255) return 0;
+  int64_t phe = c->ph_end < 0 ? c->ph : c->ph_end, pwe = c->pw_end < 0 ? c->pw : c->pw_end;
+  int64_t ph = c->ph, pw = c->pw, r = c->r, s = c->s, dh = c->dh, dw = c->dw;
+  if (c->c % 8) {
+    /* the space-to-depth rewrite: dilation 1, stride_h <= 8, R2 taps of
+     * C2 channels in steps of 64 at most twice im2col's reduction; then a
+     * stride-1 unpadded R2 x 1 filter over a copy of x in the workspace */
+    const int64_t c2 = (c->sh * c->s * c->c + 7) / 8 * 8;
+    r = (c->r + c->sh - 1) / c->sh, s = 1;
+    if (c->dh != 1 || c->dw != 1 || r * ((c2 + 63) / 64 * 64) > 2 * ((c->c * c->r * c->s + 7) / 8 * 8))
+      return 0;
+    const int64_t ws = 255 + (c->n * (oh + r - 1) * ow * c2 * 2 + 255) / 256 * 256 + c->k * r * c2 * 2;
+    if (c->max_ws > 0 && ws > c->max_ws) return 0;
+    ph = pw = phe = pwe = 0;
+  }
+  const int64_t eh = dh * (r - 1), ew = dw * (s - 1);
+  if (ph > 128 || pw > 128 || phe > 128 || pwe > 128 || eh >= 255 || ew >= 255) return 0;
   if (phe - eh < -128 || phe - eh > 127 || pwe - ew < -128 || pwe - ew > 127) return 0;
   return c->n * oh * ow <= INT32_MAX;
 }
@@ -1030,11 +1043,18 @@ Test(conv, auto_takes_implicit_gemm_where_it_applies, .timeout = 600) {
     sw.bad += run_case(sw.h, &c, sw.st, NULL);
     c.sh = c.sw = 2; /* the strided 1x1 downsample: implicit */
     sw.bad += run_case(sw.h, &c, sw.st, NULL);
-    c = cc_make(kDts[d], GKO_CONV_LAYOUT_NHWC, 2, 12, 9, 9, 32, 3, 3); /* C % 8 */
+    c = cc_make(kDts[d], GKO_CONV_LAYOUT_NHWC, 2, 3, 9, 9, 32, 3, 3); /* C % 8, no rewrite */
     sw.bad += run_case(sw.h, &c, sw.st, NULL);
     char text[4096];
     plan_text(sw.h, &c, text, sizeof text);
     cr_expect(strstr(text, "not implicit GEMM: ") != NULL, "%s", text);
+    c = cc_make(kDts[d], GKO_CONV_LAYOUT_NHWC, 2, 3, 20, 19, 16, 7, 7); /* the stem: rewritten */
+    c.sh = c.sw = 2;
+    c.ph = c.pw = 3;
+    sw.bad += run_case(sw.h, &c, sw.st, NULL);
+    plan_text(sw.h, &c, text, sizeof text);
+    if (implicit_applies(&c, 10, 10))
+      cr_expect(strstr(text, "space-to-depth") != NULL, "%s", text);
   }
   {
     ccase c = cc_make(GKO_DTYPE_F16, GKO_CONV_LAYOUT_NHWC, 2, 16, 10, 9, 24, 3, 3);
@@ -1070,6 +1090,59 @@ Test(conv, implicit_gemm_limits, .timeout = 600) {
     c.pw = 1;
     sweep_case(&sw, &c);
   }
+  sweep_end(&sw);
+}
+
+/* C not a multiple of 8 on implicit GEMM through the space-to-depth
+ * rewrite (gko_conv_algo_t): ResNet's 7x7/2 and AlexNet's 11x11/4 stems,
+ * channel padding alone at stride 1, unequal strides, a filter within one
+ * stride, padding larger than the filter, asymmetric end padding, odd
+ * sizes; the residual epilogue; and the refusals (dilation, too much
+ * padding of the reduction, a workspace bound below the copies').  Each
+ * case on both lowerings. */
+Test(conv, implicit_gemm_space_to_depth, .timeout = 600) {
+  csweep sw = sweep_begin();
+  const struct {
+    int64_t c, h, w, k, r, s, sh, sw, ph, pw, phe, dh;
+  } e[] = {
+      {3, 33, 30, 64, 7, 7, 2, 2, 3, 3, -1, 1},  /* the ResNet stem */
+      {3, 31, 35, 16, 11, 11, 4, 4, 2, 2, -1, 1}, /* AlexNet's stem (stride 4) */
+      {5, 13, 12, 24, 5, 5, 2, 2, 2, 1, 0, 1},   /* asymmetric end padding */
+      {3, 14, 13, 8, 7, 7, 2, 1, 3, 2, -1, 1},   /* strides 2 x 1 */
+      {9, 10, 11, 16, 5, 5, 1, 1, 2, 2, -1, 1},  /* stride 1: channel padding */
+      {3, 9, 10, 8, 7, 7, 2, 2, 8, 9, -1, 1},    /* padding larger than the filter */
+      {6, 12, 10, 32, 4, 4, 4, 4, 1, 1, -1, 1},  /* a filter within one stride */
+      {3, 12, 12, 16, 7, 7, 2, 2, 3, 3, -1, 2},  /* dilation: refused */
+      {3, 12, 12, 16, 3, 3, 2, 2, 1, 1, -1, 1},  /* 2 x 64 > 2 x 32: refused */
+      {4, 9, 11, 16, 3, 3, 1, 1, 1, 1, -1, 1},   /* 3 x 64 > 2 x 40: refused */
+  };
+  for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
+    for (int d = 1; d < 3; d++) {
+      ccase c = cc_make(kDts[d], GKO_CONV_LAYOUT_NHWC, 1 + (int64_t)(i % 3), e[i].c, e[i].h, e[i].w,
+                        e[i].k, e[i].r, e[i].s);
+      c.sh = e[i].sh, c.sw = e[i].sw, c.ph = e[i].ph, c.pw = e[i].pw, c.ph_end = e[i].phe;
+      c.dh = c.dw = e[i].dh;
+      c.epilogue = i % 2 ? GKO_EPILOGUE_BIAS_RELU : GKO_EPILOGUE_BIAS;
+      sweep_case(&sw, &c);
+    }
+  /* the residual, in place and not, with alpha and beta */
+  for (int res = 1; res <= 2; res++) {
+    ccase c = cc_make(GKO_DTYPE_F16, GKO_CONV_LAYOUT_NHWC, 2, 3, 21, 23, 16, 7, 7);
+    c.sh = c.sw = 2, c.ph = c.pw = 3;
+    c.epilogue = GKO_EPILOGUE_BIAS_RELU;
+    c.res = res, c.alpha = 0.5f, c.beta = 1.0f;
+    c.algo = GKO_CONV_ALGO_IMPLICIT;
+    sw.bad += run_case(sw.h, &c, sw.st, NULL);
+  }
+  /* a workspace bound below the copies: AUTO takes the GEMM lowering,
+   * IMPLICIT is refused */
+  ccase c = cc_make(GKO_DTYPE_F16, GKO_CONV_LAYOUT_NHWC, 64, 3, 32, 32, 16, 7, 7);
+  c.sh = c.sw = 2, c.ph = c.pw = 3;
+  c.max_ws = 400000; /* the copies need 1.9 MB; im2col in chunks of an image needs less */
+  sweep_case(&sw, &c);
+  char text[4096];
+  plan_text(sw.h, &c, text, sizeof text);
+  cr_expect(strstr(text, "not implicit GEMM: ") != NULL, "%s", text);
   sweep_end(&sw);
 }
 
@@ -1335,6 +1408,7 @@ Test(conv, stem_gemm_runs_on_cublaslt_on_sm90) {
   ccase c = cc_make(GKO_DTYPE_F16, GKO_CONV_LAYOUT_NHWC, 32, 3, 224, 224, 64, 7, 7);
   c.sh = c.sw = 2;
   c.ph = c.pw = 3;
+  c.algo = GKO_CONV_ALGO_GEMM; /* AUTO takes implicit GEMM (space-to-depth) where built */
   char text[4096];
   plan_text(h, &c, text, sizeof text);
   cr_expect(strstr(text, "GEMM plan: cuBLASLt") != NULL, "%s", text);
