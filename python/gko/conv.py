@@ -194,6 +194,39 @@ def output_shape(n, c, h, w, k, r, s, stride=1, padding=0, dilation=1, **attrs):
         d.close()
 
 
+def _check_operand(name, t, nchw, layout, dtype):
+    """t as a DeviceArray after checking it against the plan: its dtype, and
+    dense in the plan's layout with torch's [N, C, H, W] shape (channels_last
+    memory for NHWC) or, for any array, a dense [N, H, W, C] (NHWC) /
+    [N, C, H, W] (NCHW) shape.  ValueError saying what differs, else."""
+    a = as_device_array(t)
+    if a.dtype != dtype:
+        raise ValueError("%s is %s, the plan's dtype is %s" % (name, a.dtype.name, dtype.name))
+    n, c, h, w = nchw
+    nhwc = layout == Layout.NHWC
+    if type(t).__module__.split(".")[0] == "torch" and tuple(t.shape) == tuple(nchw):
+        import torch
+        fmt = torch.channels_last if nhwc else torch.contiguous_format
+        if t.is_contiguous(memory_format=fmt):
+            return a
+    want = (n, h, w, c) if nhwc else (n, c, h, w)
+    if tuple(a.shape) == want and a.contiguous:
+        return a
+    raise ValueError("%s has shape %s%s; the plan takes %s in %s memory (torch's shape with "
+                     "memory_format=torch.%s) or a dense %s" % (
+                         name, list(a.shape), "" if a.contiguous else " (not dense)", list(nchw),
+                         layout.name, "channels_last" if nhwc else "contiguous_format",
+                         list(want)))
+
+
+def _check_vector(name, t, n, dtype):
+    a = as_device_array(t)
+    if a.dtype != dtype or a.size != n or not a.contiguous:
+        raise ValueError("%s must be %d dense %s elements (got %s %s)" % (
+            name, n, dtype.name, a.dtype.name, list(a.shape)))
+    return a
+
+
 class Plan(_Plan):
     """A gko conv plan: Plan(handle, dtype, layout, n, c, h, w, k, r, s,
     stride=1, padding=0, dilation=1, groups=1, epilogue="none", ...).
@@ -215,7 +248,11 @@ class Plan(_Plan):
         self._p = p
         self._ws = None
         self.layout = _layout(layout)
+        self.dtype = _dtype(dtype)
         self.shape = (int(n), int(k), self.info(Info.OH), self.info(Info.OW))
+        groups = int(attrs.get("groups", 1))
+        self._x = (int(n), int(c), int(h), int(w))
+        self._w = (int(k), int(c) // groups, int(r), int(s))
 
     def info(self, what):
         v = _i64(0)
@@ -230,7 +267,16 @@ class Plan(_Plan):
     def execute(self, x, w, y, bias=None, z=None, alpha=1.0, beta=None, workspace=None,
                 stream=None):
         """y = act(alpha conv(x, w) + bias + beta z); beta defaults to 1 with z, else 0;
-        z may be y itself.  Returns y."""
+        z may be y itself.  x, w, y and z are checked against the plan (dtype, shape and
+        memory layout: ValueError); returns y."""
+        if self.shape[0] > 0:
+            _check_operand("x", x, self._x, self.layout, self.dtype)
+            _check_operand("w", w, self._w, self.layout, self.dtype)
+            _check_operand("y", y, self.shape, self.layout, self.dtype)
+            if z is not None:
+                _check_operand("z", z, self.shape, self.layout, self.dtype)
+            if bias is not None:
+                _check_vector("bias", bias, self.shape[1], self.dtype)
         ptr = lambda t: None if t is None else as_device_array(t).ptr  # noqa: E731
         if workspace is None:
             ws, nws = self._workspace(y)
@@ -290,9 +336,14 @@ def conv2d(handle, x, weight, bias=None, stride=1, padding=0, dilation=1, groups
     dh, dw = _pair(dilation, "dilation")
     dt = _dtype(x.dtype)
     st = _stream_of(x, stream)
+    oh, ow = output_shape(n, c, h, w, k, r, s, (sh, sw), (ph, pw), (dh, dw), groups=groups)
+    _check_operand("weight", weight, (k, cg, r, s), layout, dt)
     if out is None:
-        oh, ow = output_shape(n, c, h, w, k, r, s, (sh, sw), (ph, pw), (dh, dw), groups=groups)
         out = torch.empty((n, k, oh, ow), dtype=x.dtype, device=x.device, memory_format=fmt)
+    else:
+        _check_operand("out", out, (n, k, oh, ow), layout, dt)
+    if bias is not None:
+        _check_vector("bias", bias, k, dt)
     ptrs = (x.data_ptr(), weight.data_ptr(), out.data_ptr(),
             bias.data_ptr() if bias is not None else 0)
     al = max(_align(*ptrs), 1)

@@ -151,6 +151,31 @@ class HostOnly(unittest.TestCase):
         del r
         self.assertEqual(released, [ptr])
 
+    def test_conv_operands_checked_against_the_plan(self):
+        import gko.conv as C
+
+        class Arr:  # a device array by its interface alone (never dereferenced)
+            def __init__(self, shape, typestr="<f2", strides=None):
+                self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr,
+                                                 "data": (1 << 20, False), "strides": strides,
+                                                 "version": 3}
+
+        f16, nhwc, nchw = gko.Dtype.F16, C.Layout.NHWC, C.Layout.NCHW
+        C._check_operand("x", Arr((2, 5, 6, 3)), (2, 3, 5, 6), nhwc, f16)  # dense [N, H, W, C]
+        C._check_operand("x", Arr((2, 3, 5, 6)), (2, 3, 5, 6), nchw, f16)
+        with self.assertRaisesRegex(ValueError, r"x has shape \[2, 3, 5, 6\]; the plan takes"):
+            C._check_operand("x", Arr((2, 3, 5, 6)), (2, 3, 5, 6), nhwc, f16)  # NCHW data
+        with self.assertRaisesRegex(ValueError, "x is F32, the plan's dtype is F16"):
+            C._check_operand("x", Arr((2, 5, 6, 3), "<f4"), (2, 3, 5, 6), nhwc, f16)
+        with self.assertRaisesRegex(ValueError, "not dense"):
+            C._check_operand("y", Arr((2, 3, 5, 6), strides=(360, 120, 24, 4)), (2, 3, 5, 6),
+                             nchw, f16)
+        with self.assertRaisesRegex(ValueError, "has shape"):
+            C._check_operand("y", Arr((2, 3, 5, 7)), (2, 3, 5, 6), nchw, f16)
+        C._check_vector("bias", Arr((4,)), 4, f16)
+        with self.assertRaisesRegex(ValueError, "bias must be 4 dense F16 elements"):
+            C._check_vector("bias", Arr((5,)), 4, f16)
+
     def test_host_array_rejected(self):
         with self.assertRaises(TypeError):
             gko.as_device_array([1.0, 2.0])
