@@ -23,6 +23,14 @@
  *     (the query is skipped during capture): a capturing stream of another
  *     device is reported by CUDA (at the launch or when the graph runs), not
  *     as GKO_STATUS_DEVICE_MISMATCH.
+ *   - Pointers the GPU reads or writes are checked at the call: device memory
+ *     (of the handle's device), managed memory and mapped pinned host memory
+ *     pass; pageable host memory passes only where the device can access it
+ *     (cudaDevAttrPageableMemoryAccess), else GKO_STATUS_INVALID_VALUE.
+ *     While the stream is being captured, an address the driver reports as
+ *     unregistered is accepted unchecked: memory the graph itself allocates
+ *     (cudaMallocAsync on the capturing stream, a graph memory node) is not
+ *     mapped until the graph runs and cannot be told from host memory.
  *   - When a call fails, gko_last_error_detail() returns a sentence (for the
  *     calling thread) that names the offending argument and the reason.
  *
@@ -1074,15 +1082,19 @@ typedef enum gko_conv_attr_e {
  * [N][OH + R2 - 1][OW][C2] with C2 = stride_h * S * C rounded up to 8
  * (zeros in the padding and the extra channels), R2 = ceil(R / stride_h),
  * the filter as [K][R2][1][C2], and a stride-1 unpadded R2 x 1 convolution
- * runs on the copies (the same sums plus zero terms); it needs dilation 1
- * and stride_h at most 8, and is taken when R2 * (C2 rounded up to 64, the
- * kernel's reduction step) is at most twice C * R * S rounded up to 8 and
+ * runs on the copies (the same sums plus zero terms: where stride_h does
+ * not divide R, the last tap's zero weights meet up to stride_h - 1 rows of
+ * x past the output's window, so an Inf or NaN there makes that output NaN
+ * too; finite inputs are unaffected); it needs dilation 1 and strides at
+ * most 8, and is taken when R2 * (C2 rounded up to 64, the kernel's
+ * reduction step) is at most twice C * R * S rounded up to 8 and
  * MAX_WORKSPACE allows the copies (docs/conv.md); H, W >= 1; per axis
  * stride at most 8, padding at most 128 on either side, dil * (R - 1)
  * below 255 and pad_end - dil * (R - 1) from -128 to 127 (TMA's im2col
  * limits; CUTLASS accepts end padding to 256, but 256 with a dilated
- * extent of 200 left output rows unwritten on the H200); K at most 65535 x
- * 64; N*OH*OW and every extent below 2^31.  With N = 0 every ALGO plans
+ * extent of 200 left output rows unwritten on the H200; the rewrite's
+ * convolution has no padding, so these padding limits do not apply to it);
+ * K at most 65535 x 64; N*OH*OW and every extent below 2^31.  With N = 0 every ALGO plans
  * PATH_NONE. */
 typedef enum gko_conv_algo_e {
   GKO_CONV_ALGO_AUTO = 0,

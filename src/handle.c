@@ -103,7 +103,8 @@ static gko_status_t gk_check_device_and_stream(gko_handle_t h, cudaStream_t st) 
   return GKO_STATUS_SUCCESS;
 }
 
-static gko_status_t gk_check_device_ptr(gko_handle_t h, const void *p, const char *name) {
+static gko_status_t gk_check_device_ptr(gko_handle_t h, const void *p, const char *name,
+                                        int capturing) {
   struct cudaPointerAttributes a;
   cudaError_t e = cudaPointerGetAttributes(&a, p);
   if (e != cudaSuccess) return gk_cuda_fail(e, "cudaPointerGetAttributes");
@@ -125,7 +126,11 @@ static gko_status_t gk_check_device_ptr(gko_handle_t h, const void *p, const cha
                      name);
     case cudaMemoryTypeUnregistered:
     default:
-      if (h->pageable_access) return GKO_STATUS_SUCCESS;
+      /* While the stream is captured, memory the graph itself allocates
+       * (cudaMallocAsync on the capturing stream: a graph memory node) has
+       * its address but no mapping until the graph runs, and the driver
+       * reports it as unregistered: accepted unchecked then (gko.h). */
+      if (h->pageable_access || capturing) return GKO_STATUS_SUCCESS;
       return gk_fail(GKO_STATUS_INVALID_VALUE,
                      "%s is a host pointer (pageable memory) that device %d "
                      "cannot access: pass device memory (cudaMalloc), managed "
@@ -142,8 +147,12 @@ gko_status_t gk_check_call(gko_handle_t h, void *stream, int nptr,
   enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
   cudaThreadExchangeStreamCaptureMode(&mode);
   gko_status_t s = gk_check_device_and_stream(h, (cudaStream_t)stream);
+  enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  if (s == GKO_STATUS_SUCCESS && nptr > 0 &&
+      cudaStreamIsCapturing((cudaStream_t)stream, &cs) != cudaSuccess)
+    cs = cudaStreamCaptureStatusNone; /* then every pointer is checked */
   for (int i = 0; s == GKO_STATUS_SUCCESS && i < nptr; i++)
-    if (ptrs[i]) s = gk_check_device_ptr(h, ptrs[i], names[i]);
+    if (ptrs[i]) s = gk_check_device_ptr(h, ptrs[i], names[i], cs != cudaStreamCaptureStatusNone);
   cudaThreadExchangeStreamCaptureMode(&mode);
   return s;
 }
