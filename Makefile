@@ -1,13 +1,19 @@
 # gko -- build, test, install.
 #
 #   make                 lib/libgko.so.X.Y.Z (+ SONAME and dev links), lib/libgko.a
-#   make test            installs Criterion if missing, builds, runs every suite
+#   make test            installs Criterion and cJSON if missing, builds, runs every suite
 #   make bench           build/bin/gko-bench
 #   make probes          build/bin/probes/<name>: the standalone timing probes in
 #                        bench/probes/ (not part of the library or of make all)
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   (the headers, libraries, gko.pc, gko-bench)
+#   make help            this text
 #   GKO_ARCHS="80 90"    narrow the SASS architectures (default: every one the
-#                        found nvcc supports from sm_70 to sm_90)
+#                        found nvcc supports from sm_70 to sm_90); a changed
+#                        value (or any compile flag) rebuilds what it affects
+#   V=1                  print the compile commands, and ptxas's register-spill
+#                        warnings (a few WMMA-decode and pooling kernels spill
+#                        8-72 bytes to local memory, which L1 caches; known,
+#                        not errors)
 #   GKO_SM90=0           leave out the Hopper GEMM kernels (sm_90a, on CUTLASS;
 #                        built by default when GKO_ARCHS has 90)
 
@@ -62,13 +68,25 @@ LIB_CFLAGS := -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -Iinclude -I$(CUDA_IN
               -DGK_SASS_LIST=$(SASS_LIST) -DGK_PTX_ARCH=$(PTX_ARCH) -DGK_SM90=$(GKO_SM90)
 NVCCFLAGS ?= -O3 -lineinfo
 LIB_NVFLAGS := -std=c++17 $(GENCODE) -Xcompiler -fPIC,-fvisibility=hidden,-Wall \
-               -Iinclude --expt-relaxed-constexpr -Xptxas -warn-spills -DGK_SM90=$(GKO_SM90)
+               -Iinclude --expt-relaxed-constexpr -DGK_SM90=$(GKO_SM90)
 # The CUTLASS kernels: sm_90a only, NDEBUG (an assert path makes ptxas
 # serialize wgmma), CUTLASS's headers as system headers.
 SM90_NVFLAGS := -std=c++17 -gencode arch=compute_90a,code=sm_90a -DNDEBUG \
                 -Xcompiler -fPIC,-fvisibility=hidden,-Wall -Iinclude \
                 -isystem $(CUTLASS_DIR)/include --expt-relaxed-constexpr
 LIB_LDLIBS := -L$(CUDA_LIB) -lcublasLt -lcudart_static -lrt -lpthread -ldl
+
+# The objects depend on the flags that built them: the stamp is rewritten
+# (and every object rebuilt) when GKO_ARCHS, GKO_SM90 or a flag changes.
+FLAGS_ID    := $(NVCC) $(NVCCFLAGS) $(LIB_NVFLAGS) $(SM90_NVFLAGS) $(CC) $(CFLAGS) $(LIB_CFLAGS)
+FLAGS_STAMP := $(BUILD)/obj/flags.stamp
+$(shell mkdir -p $(BUILD)/obj && { [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = "$(FLAGS_ID)" ] || \
+          printf '%s' "$(FLAGS_ID)" > $(FLAGS_STAMP); })
+
+# Quiet by default: one line per compiled file; V=1 shows the commands.
+Q      := $(if $(filter 1,$(V)),,@)
+say     = $(if $(filter 1,$(V)),:,printf '  %-5s %s\n' $(1) "$(2)")
+SPILLS := $(if $(filter 1,$(V)),-Xptxas -warn-spills)
 
 SRC_C  := $(wildcard src/*.c)
 SM90_SRC := $(filter-out %_launch.cu,$(wildcard kernels/gemm_sm90_*.cu kernels/conv_sm90_*.cu))
@@ -83,18 +101,20 @@ SHLIB  := lib/libgko.so.$(VERSION)
 SONAME := libgko.so.$(MAJOR)
 STLIB  := lib/libgko.a
 
-.PHONY: all library test check deps bench probes run examples install clean abi-check sanitize tests asan fuzz abi-gate tsan
+.PHONY: all library test check deps deps-cjson bench probes run examples install clean abi-check sanitize tests asan fuzz abi-gate tsan help
 all: library
 
 library: $(SHLIB) lib/$(SONAME) lib/libgko.so $(STLIB)
 
 # Each object depends on the headers it includes (the compilers' -MMD
 # lists, build/obj/*.d), so a header edit rebuilds only its includers.
-$(BUILD)/obj/%.o: src/%.c Makefile | $(BUILD)/obj
-	$(CC) $(CFLAGS) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/obj/%.o: src/%.c Makefile $(FLAGS_STAMP) | $(BUILD)/obj
+	@$(call say,CC,$<)
+	$(Q)$(CC) $(CFLAGS) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/obj/%.cu.o: kernels/%.cu Makefile | $(BUILD)/obj
-	$(NVCC) $(NVCCFLAGS) $(LIB_NVFLAGS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
+$(BUILD)/obj/%.cu.o: kernels/%.cu Makefile $(FLAGS_STAMP) | $(BUILD)/obj
+	@$(call say,NVCC,$< ($(words $(GKO_ARCHS)) architectures))
+	$(Q)$(NVCC) $(NVCCFLAGS) $(LIB_NVFLAGS) $(SPILLS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 
 # the *_sm90_launch.cu tables exist or not by GKO_SM90: a stamp per value
 SM90_FLAG := $(BUILD)/obj/sm90-$(GKO_SM90).flag
@@ -102,8 +122,9 @@ $(SM90_FLAG): | $(BUILD)/obj
 	rm -f $(BUILD)/obj/sm90-*.flag && touch $@
 $(BUILD)/obj/gemm_sm90_launch.cu.o $(BUILD)/obj/conv_sm90_launch.cu.o: $(SM90_FLAG)
 
-$(SM90_OBJ): $(BUILD)/obj/%.cu.o: kernels/%.cu Makefile $(CUTLASS_STAMP) | $(BUILD)/obj
-	$(NVCC) $(NVCCFLAGS) $(SM90_NVFLAGS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
+$(SM90_OBJ): $(BUILD)/obj/%.cu.o: kernels/%.cu Makefile $(FLAGS_STAMP) $(CUTLASS_STAMP) | $(BUILD)/obj
+	@$(call say,NVCC,$< (sm_90a on CUTLASS: 1-2 min each))
+	$(Q)$(NVCC) $(NVCCFLAGS) $(SM90_NVFLAGS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 
 -include $(wildcard $(BUILD)/obj/*.d)
 
@@ -137,7 +158,8 @@ $(CUTLASS_STAMP):
 
 $(SHLIB): $(OBJ) src/gko.map
 	@mkdir -p lib
-	$(CXX) -shared -o $@ $(OBJ) -Wl,-soname,$(SONAME) \
+	@$(call say,LINK,$@)
+	$(Q)$(CXX) -shared -o $@ $(OBJ) -Wl,-soname,$(SONAME) \
 	  -Wl,--version-script=src/gko.map -Wl,--no-undefined $(LIB_LDLIBS)
 
 lib/$(SONAME): $(SHLIB)
@@ -147,7 +169,8 @@ lib/libgko.so: lib/$(SONAME)
 
 $(STLIB): $(OBJ)
 	@mkdir -p lib
-	rm -f $@ && ar rcs $@ $(OBJ)
+	@$(call say,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $(OBJ)
 
 $(BUILD)/obj $(BUILD)/tests $(BUILD)/bin $(BUILD)/bin/probes:
 	mkdir -p $@
@@ -156,16 +179,21 @@ $(BUILD)/obj $(BUILD)/tests $(BUILD)/bin $(BUILD)/bin/probes:
 # Criterion (the suites) and cJSON (the safetensors reader of the model
 # example and its suite): use them if installed, else install them (apt, as
 # root), else say how.
-DEB_DEPS := $(if $(wildcard /usr/include/criterion/criterion.h),,libcriterion-dev) \
-            $(if $(wildcard /usr/include/cjson/cJSON.h),,libcjson-dev)
-deps:
-	@if [ -z "$(strip $(DEB_DEPS))" ]; then :; \
+# deb_dep(header, pkg-config name, package, who needs it): the recipe line
+have = [ -f /usr/include/$(1) ] || pkg-config --exists $(2) 2>/dev/null
+define deb_dep
+	@if $(call have,$(1),$(2)); then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	  echo "installing $(strip $(DEB_DEPS)) with apt-get"; \
-	  (apt-get install -y -q $(DEB_DEPS) >/dev/null 2>&1 || \
-	   (apt-get update -q >/dev/null && apt-get install -y -q $(DEB_DEPS) >/dev/null)) || \
-	  { echo "error: apt-get could not install $(strip $(DEB_DEPS))" >&2; exit 1; }; \
-	else echo "error: the tests need the Debian/Ubuntu packages $(strip $(DEB_DEPS)) (sudo apt-get install $(strip $(DEB_DEPS)))" >&2; exit 1; fi
+	  echo "installing $(3) with apt-get"; \
+	  (apt-get install -y -q $(3) >/dev/null 2>&1 || \
+	   (apt-get update -q >/dev/null && apt-get install -y -q $(3) >/dev/null)) || \
+	  { echo "error: apt-get could not install $(3)" >&2; exit 1; }; \
+	else echo "error: $(4) need(s) the Debian/Ubuntu package $(3) (sudo apt-get install $(3))" >&2; exit 1; fi
+endef
+deps:
+	$(call deb_dep,criterion/criterion.h,criterion,libcriterion-dev,the tests)
+deps-cjson:
+	$(call deb_dep,cjson/cJSON.h,libcjson,libcjson-dev,the safetensors reader (test_safetensors, examples/resnet18))
 
 TEST_SRC  := $(wildcard tests/test_*.c)
 TEST_BIN  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
@@ -185,7 +213,7 @@ $(BUILD)/tests/%: tests/%.c tests/common.h util/mtx.h $(SHLIB) lib/libgko.so | $
 $(BUILD)/tests/fault_kernel.o: tests/fault_kernel.cu | $(BUILD)/tests
 	$(NVCC) $(NVCCFLAGS) -std=c++17 $(GENCODE) -Xcompiler -Wall,-fno-exceptions,-fno-threadsafe-statics -c $< -o $@
 # the safetensors reader is compiled into its suite
-$(BUILD)/tests/test_safetensors: tests/test_safetensors.c util/safetensors.c util/safetensors.h util/half.h | $(BUILD)/tests deps
+$(BUILD)/tests/test_safetensors: tests/test_safetensors.c util/safetensors.c util/safetensors.h util/half.h | $(BUILD)/tests deps deps-cjson
 	$(CC) $(TEST_CFLAGS) $< -o $@ -lcjson -lcriterion -lm
 $(BUILD)/tests/test_stress: tests/test_stress.c tests/common.h $(BUILD)/tests/fault_kernel.o $(SHLIB) lib/libgko.so | $(BUILD)/tests deps
 	$(CC) $(TEST_CFLAGS) $< $(BUILD)/tests/fault_kernel.o -o $@ $(TEST_LIBS)
@@ -193,12 +221,13 @@ $(BUILD)/tests/test_stress: tests/test_stress.c tests/common.h $(BUILD)/tests/fa
 tests: $(TEST_BIN)
 
 test: library $(TEST_BIN)
-	@sh tests/run_suites.sh $(TEST_BIN)
+	@GKO_TOTAL_FILE=$(BUILD)/test-total.txt sh tests/run_suites.sh $(TEST_BIN)
 	@sh tests/abi_check.sh
 	@echo "== python binding (GPU parts need torch with CUDA and skip otherwise)"
 	@if command -v $(PYTHON) >/dev/null 2>&1; then \
 	  GKO_LIBRARY=$(CURDIR)/$(SHLIB) $(PYTHON) -m unittest discover -s python/tests -v; \
 	else echo "$(PYTHON) not found: the Python binding tests were SKIPPED"; fi
+	@echo "make test: $$(sed 's/^== total: //' $(BUILD)/test-total.txt) (C suites; GPU tests skip without a GPU), ABI checks and Python binding passed"
 check: test
 
 abi-check: library
@@ -212,7 +241,9 @@ bench: $(BUILD)/bin/gko-bench
 # machine without a usable GPU gko-bench says why and exits with status 2).
 # GKO_BENCH_FLAGS: extra flags, e.g. --json FILE or --power
 run: all bench examples
-	$(BUILD)/bin/gko-bench $(GKO_BENCH_FLAGS)
+	@$(BUILD)/bin/gko-bench $(GKO_BENCH_FLAGS); rc=$$?; \
+	if [ $$rc -eq 2 ]; then echo "make run: nothing was measured: gko-bench needs a usable GPU (its reason is above)"; \
+	elif [ $$rc -ne 0 ]; then exit $$rc; fi
 $(BUILD)/bin/gko-bench: $(wildcard bench/*.c bench/*.h) util/mtx.h util/resnet18.c util/resnet18.h util/half.h $(SHLIB) lib/libgko.so | $(BUILD)/bin
 	$(CC) -std=gnu11 -O2 -g $(WARN) -Iinclude -I$(CUDA_INC) $(filter %.c,$^) -o $@ $(BENCH_LIBS)
 
@@ -234,11 +265,11 @@ $(BUILD)/bin/%: examples/%.c examples/example.h util/mtx.h util/half.h $(SHLIB) 
 	$(CC) -std=gnu11 -O2 -g $(WARN) -Iinclude -I$(CUDA_INC) $< -o $@ $(BENCH_LIBS)
 # the model example: util/'s model and safetensors reader (cJSON)
 $(BUILD)/bin/resnet18: examples/resnet18.c examples/example.h util/resnet18.c util/resnet18.h \
-    util/safetensors.c util/safetensors.h util/half.h $(SHLIB) lib/libgko.so | $(BUILD)/bin deps
+    util/safetensors.c util/safetensors.h util/half.h $(SHLIB) lib/libgko.so | $(BUILD)/bin deps-cjson
 	$(CC) -std=gnu11 -O2 -g $(WARN) -Iinclude -I$(CUDA_INC) $(filter %.c,$^) -o $@ $(BENCH_LIBS) -lcjson
 
 # ---- install -----------------------------------------------------------------
-install: library
+install: library bench
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 644 include/gko.h $(DESTDIR)$(PREFIX)/include/
 	install -m 755 $(SHLIB) $(DESTDIR)$(PREFIX)/lib/
@@ -247,10 +278,14 @@ install: library
 	install -m 644 $(STLIB) $(DESTDIR)$(PREFIX)/lib/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	    -e 's|@CUDA_LIB@|$(CUDA_LIB)|g' pkgconfig/gko.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/gko.pc
-	if [ -f $(BUILD)/bin/gko-bench ]; then install -m 755 $(BUILD)/bin/gko-bench $(DESTDIR)$(PREFIX)/bin/; fi
+	install -m 755 $(BUILD)/bin/gko-bench $(DESTDIR)$(PREFIX)/bin/
 
 clean:
 	rm -rf $(BUILD) lib
+
+help:
+	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
+	@echo "other targets: examples, probes, sanitize (GPU), asan, tsan, fuzz, abi-check, abi-gate, clean"
 
 # GPU machine only: every suite, then under compute-sanitizer (memcheck,
 # racecheck, initcheck, synccheck).  Logs in build/gpu-logs.

@@ -101,7 +101,16 @@ int main(int argc, char **argv) {
   if (g_repeat < 3) g_repeat = 3;
   gko_handle_t h = NULL;
   if (gko_create(&h) != GKO_STATUS_SUCCESS) {
-    fprintf(stderr, "gko-bench: cannot run: %s\n", gko_last_error_detail());
+    char why[1024];
+    snprintf(why, sizeof why, "%s", gko_last_error_detail());
+    if (info) { /* the build's side of the report needs no GPU */
+      size_t need = 0;
+      gko_diagnostics(-1, NULL, 0, &need);
+      char *text = malloc(need ? need : 1);
+      if (text && gko_diagnostics(-1, text, need, NULL) == GKO_STATUS_SUCCESS) printf("%s", text);
+      free(text);
+    }
+    fprintf(stderr, "gko-bench: cannot run: %s\n", why);
     return 2;
   }
   cudaStream_t s;

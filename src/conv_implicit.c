@@ -24,11 +24,14 @@
  * kernel steps through the reduction 64 channels of one tap at a time, so
  * the rewrite costs R2 * (C2 rounded up to 64) products per output where
  * im2col's GEMM has C*R*S rounded up to 8: it needs dilation 1 and is taken
- * when that is at most twice; the copies go to the workspace. */
+ * when that is at most twice; the copies go to the workspace.  Where
+ * stride_h does not divide R, the last tap's zero weights meet rows of x
+ * that lie just past the output's window: a finite x gives the same sums,
+ * but an Inf or NaN there also reaches that output (0 * Inf; gko.h). */
 static int gk_conv_fold(const gk_conv_problem *p, gk_conv_problem *q, char *why, size_t cap) {
   *q = *p;
   if (p->c % 8 == 0) return 1;
-  if (p->sh > 8 || p->c >= (1 << 24) || p->r >= (1 << 16) || p->s >= (1 << 16)) {
+  if (p->sh > 8 || p->sw > 8 || p->c >= (1 << 24) || p->r >= (1 << 16) || p->s >= (1 << 16)) {
     snprintf(why, cap, "TMA needs C in multiples of 16 bytes (8 elements), C = %lld, and the "
              "space-to-depth rewrite that pads it takes strides up to 8, C below 2^24 and "
              "filters below 2^16 taps a side", (long long)p->c);
@@ -125,7 +128,7 @@ int gk_conv_implicit_applies(gko_handle_t h, const gk_conv_problem *p, char *why
     no = "K above 65535 x 64: the kernel's grid has one row of CTAs per 64 or 128 channels "
          "(at most 65535)";
   else if (p->n > INT_MAX || q.h > INT_MAX || q.w > INT_MAX || q.c > INT_MAX ||
-           p->k > INT_MAX || p->n * p->oh * p->ow > INT_MAX || xb / (8 * p->es) > INT_MAX)
+           p->k > INT_MAX || p->n * p->oh * p->ow > INT_MAX || xb / (8 * p->es) >= INT_MAX)
     no = "N*OH*OW, every extent and the space-to-depth copy's 16-byte groups must be below 2^31";
   if (no && why) snprintf(why, cap, "%s", no);
   if (!no && kernel_problem) *kernel_problem = q;

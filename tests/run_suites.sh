@@ -41,5 +41,6 @@ for t in "$@"; do
   [ "$failed" -ne 0 ] && status=1
 done
 echo "== total: $tp passed, $tf failed, $ts skipped"
+[ -n "${GKO_TOTAL_FILE:-}" ] && echo "== total: $tp passed, $tf failed, $ts skipped" > "$GKO_TOTAL_FILE"
 [ "$ts" -gt 0 ] && echo "   (skipped tests need a CUDA GPU; they did not run)"
 exit $status

@@ -27,7 +27,7 @@ typedef struct {
   int64_t n, c, h, w, k, r, s;
   int64_t sh, sw, ph, pw, ph_end, pw_end, dh, dw, groups; /* 0: default */
   int epilogue, compute;
-  int64_t max_ws, max_chunk, alignment; /* 0 max_ws: default (-1) */
+  int64_t max_ws, max_chunk, alignment; /* max_ws -1: none (cc_make's default) */
   int off;                              /* element offset of x, w, bias, y */
   int algo;                             /* gko_conv_algo_t */
   int res;          /* 0: gko_conv_execute; 1: _residual with its own z; 2: z = y */
@@ -143,7 +143,7 @@ static int implicit_applies(const ccase *c, int64_t oh, int64_t ow) {
     if (c->dh != 1 || c->dw != 1 || r * ((c2 + 63) / 64 * 64) > 2 * ((c->c * c->r * c->s + 7) / 8 * 8))
       return 0;
     const int64_t ws = 255 + (c->n * (oh + r - 1) * ow * c2 * 2 + 255) / 256 * 256 + c->k * r * c2 * 2;
-    if (c->max_ws > 0 && ws > c->max_ws) return 0;
+    if (c->max_ws >= 0 && ws > c->max_ws) return 0;
     ph = pw = phe = pwe = 0;
   }
   const int64_t eh = dh * (r - 1), ew = dw * (s - 1);
@@ -1365,7 +1365,9 @@ Test(conv, graph_capture_matches_eager, .timeout = 300) {
     c.ph = c.pw = 3;
     c.max_chunk = 2;
     c.epilogue = GKO_EPILOGUE_BIAS_GELU_ERF;
-    capture_vs_eager(h, c);
+    capture_vs_eager(h, c); /* NHWC on sm_90: implicit GEMM through space-to-depth */
+    c.algo = GKO_CONV_ALGO_GEMM;
+    capture_vs_eager(h, c); /* the chunked im2col */
     /* groups, bf16, fused bias + ReLU */
     c = cc_make(GKO_DTYPE_BF16, L, 3, 16, 8, 8, 32, 3, 3);
     c.groups = 2;

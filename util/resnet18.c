@@ -479,7 +479,11 @@ static int build(rn18_net *net, const rn18_params *p, char *err, size_t n) {
     account(net, i, p);
     if (net->layer[i].workspace > net->ws_bytes) net->ws_bytes = net->layer[i].workspace;
   }
-  return net->ws_bytes ? dalloc(net, &net->ws, net->ws_bytes, err, n) : 0;
+  if (net->ws_bytes && dalloc(net, &net->ws, net->ws_bytes, err, n)) return -1;
+  /* the uploads from pageable memory may still be in flight on the legacy
+   * stream, which the caller's (non-blocking) stream does not wait for */
+  const cudaError_t e = cudaDeviceSynchronize();
+  return e == cudaSuccess ? 0 : fail(err, n, "cudaDeviceSynchronize: %s", cudaGetErrorString(e));
 }
 
 int rn18_net_create(gko_handle_t h, const rn18_params *p, gko_dtype_t dtype, gko_conv_layout_t layout,
@@ -535,7 +539,8 @@ int rn18_net_set_input(rn18_net *net, const float *x, char *err, size_t n) {
     }
   }
   if (!rc) {
-    const cudaError_t e = cudaMemcpy(net->buf[B_IN], h, len * es, cudaMemcpyHostToDevice);
+    cudaError_t e = cudaMemcpy(net->buf[B_IN], h, len * es, cudaMemcpyHostToDevice);
+    if (e == cudaSuccess) e = cudaDeviceSynchronize(); /* as in build() */
     if (e != cudaSuccess) rc = fail(err, n, "cudaMemcpy: %s", cudaGetErrorString(e));
   }
   free(t), free(h);

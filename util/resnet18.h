@@ -14,7 +14,7 @@
  *     folded (GKO_EPILOGUE_BIAS);
  *   - max and global average pooling are gko_pool_forward, the classifier a
  *     gko_gemm plan (f32 logits).
- * Every plan is made once; a forward pass enqueues 24 calls and allocates
+ * Every plan is made once; a forward pass enqueues 23 calls and allocates
  * nothing, so it can be captured into one CUDA graph. */
 #ifndef GKO_UTIL_RESNET18_H
 #define GKO_UTIL_RESNET18_H

@@ -5,6 +5,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,17 +119,26 @@ int st_parse(const void *buf, size_t bytes, st_file *f, char *err, size_t n) {
   const char *hdr = (const char *)b + 8, *data = hdr + hlen;
   const size_t data_bytes = bytes - 8 - (size_t)hlen;
   if (hlen == 0 || hdr[0] != '{') return fail(err, n, "the header is not a JSON object");
+  /* a NUL-terminated copy: cJSON before 1.7.13 has no length-bounded parse */
+  char *text = malloc((size_t)hlen + 1);
+  if (!text) return fail(err, n, "out of host memory");
+  memcpy(text, hdr, (size_t)hlen);
+  text[hlen] = 0;
   const char *end = NULL;
-  cJSON *root = cJSON_ParseWithLengthOpts(hdr, (size_t)hlen, &end, 0);
+  cJSON *root = cJSON_ParseWithOpts(text, &end, 0);
   if (!root || !cJSON_IsObject(root)) {
+    const ptrdiff_t at = (end ? end : text) - text;
     cJSON_Delete(root);
-    return fail(err, n, "the header is not valid JSON (near byte %td)", (end ? end : hdr) - hdr);
+    free(text);
+    return fail(err, n, "the header is not valid JSON (near byte %td)", at);
   }
-  for (const char *p = end; p < hdr + hlen; p++)
+  for (const char *p = end; p < text + hlen; p++)
     if (*p != ' ') {
       cJSON_Delete(root);
-      return fail(err, n, "bytes after the header's JSON object that are not padding");
+      free(text);
+      return fail(err, n, "bytes after the header's JSON object that are not padding (or a NUL)");
     }
+  free(text);
   const int items = cJSON_GetArraySize(root);
   f->tensors = calloc(items ? (size_t)items : 1, sizeof *f->tensors);
   if (!f->tensors) {
