@@ -78,10 +78,16 @@ LIB_LDLIBS := -L$(CUDA_LIB) -lcublasLt -lcudart_static -lrt -lpthread -ldl
 
 # The objects depend on the flags that built them: the stamp is rewritten
 # (and every object rebuilt) when GKO_ARCHS, GKO_SM90 or a flag changes.
+# Compared and written with make's own $(file) (no shell quoting), not
+# under a dry run (make -n).
 FLAGS_ID    := $(NVCC) $(NVCCFLAGS) $(LIB_NVFLAGS) $(SM90_NVFLAGS) $(CC) $(CFLAGS) $(LIB_CFLAGS)
 FLAGS_STAMP := $(BUILD)/obj/flags.stamp
-$(shell mkdir -p $(BUILD)/obj && { [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = "$(FLAGS_ID)" ] || \
-          printf '%s' "$(FLAGS_ID)" > $(FLAGS_STAMP); })
+ifeq ($(findstring n,$(firstword -$(MAKEFLAGS))),)
+ifneq ($(file <$(FLAGS_STAMP)),$(FLAGS_ID))
+$(shell mkdir -p $(BUILD)/obj)
+$(file >$(FLAGS_STAMP),$(FLAGS_ID))
+endif
+endif
 
 # Quiet by default: one line per compiled file; V=1 shows the commands.
 Q      := $(if $(filter 1,$(V)),,@)
@@ -118,6 +124,11 @@ $(BUILD)/obj/%.cu.o: kernels/%.cu Makefile $(FLAGS_STAMP) | $(BUILD)/obj
 
 # the *_sm90_launch.cu tables exist or not by GKO_SM90: a stamp per value
 SM90_FLAG := $(BUILD)/obj/sm90-$(GKO_SM90).flag
+# (after make clean in the same run, or when a dry run skipped it)
+shquote = '$(subst ','\'',$(1))'
+$(FLAGS_STAMP): | $(BUILD)/obj
+	@printf '%s\n' $(call shquote,$(FLAGS_ID)) > $@
+
 $(SM90_FLAG): | $(BUILD)/obj
 	rm -f $(BUILD)/obj/sm90-*.flag && touch $@
 $(BUILD)/obj/gemm_sm90_launch.cu.o $(BUILD)/obj/conv_sm90_launch.cu.o: $(SM90_FLAG)
@@ -192,7 +203,7 @@ define deb_dep
 endef
 deps:
 	$(call deb_dep,criterion/criterion.h,criterion,libcriterion-dev,the tests)
-deps-cjson:
+deps-cjson: | deps
 	$(call deb_dep,cjson/cJSON.h,libcjson,libcjson-dev,the safetensors reader (test_safetensors, examples/resnet18))
 
 TEST_SRC  := $(wildcard tests/test_*.c)
@@ -227,7 +238,7 @@ test: library $(TEST_BIN)
 	@if command -v $(PYTHON) >/dev/null 2>&1; then \
 	  GKO_LIBRARY=$(CURDIR)/$(SHLIB) $(PYTHON) -m unittest discover -s python/tests -v; \
 	else echo "$(PYTHON) not found: the Python binding tests were SKIPPED"; fi
-	@echo "make test: $$(sed 's/^== total: //' $(BUILD)/test-total.txt) (C suites; GPU tests skip without a GPU), ABI checks and Python binding passed"
+	@echo "make test: $$(sed 's/^== total: //' $(BUILD)/test-total.txt) in the C suites (GPU tests skip without a GPU); the ABI checks and the Python binding's tests (above) passed"
 check: test
 
 abi-check: library
@@ -285,7 +296,8 @@ clean:
 
 help:
 	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
-	@echo "other targets: examples, probes, sanitize (GPU), asan, tsan, fuzz, abi-check, abi-gate, clean"
+	@echo "other targets: run (gko-bench's default suite), examples, install, deps (Criterion), deps-cjson,"
+	@echo "  sanitize (GPU), asan, tsan, fuzz, abi-check, abi-gate, clean"
 
 # GPU machine only: every suite, then under compute-sanitizer (memcheck,
 # racecheck, initcheck, synccheck).  Logs in build/gpu-logs.

@@ -52,6 +52,12 @@ struct gko_handle_s {
  * Capture-safe. */
 gko_status_t gk_check_call(gko_handle_t h, void *stream, int nptr,
                            const void *const *ptrs, const char *const *names);
+/* gk_check_call, and *unchecked = 1 when the stream is being captured (then
+ * an address the driver reports as unregistered passes unchecked: memory the
+ * graph allocates), so a caller that remembers checked pointers must not
+ * remember these. */
+gko_status_t gk_check_call_ex(gko_handle_t h, void *stream, int nptr, const void *const *ptrs,
+                              const char *const *names, int *unchecked);
 /* GKO_STATUS_NOT_SUPPORTED (detail: `what` waits for the GPU and cannot run
  * during capture) when stream is being captured, else SUCCESS; the query
  * itself runs in relaxed capture mode, so it never breaks the capture. */

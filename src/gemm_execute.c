@@ -44,8 +44,9 @@ static gko_status_t gk_gemm_check_pointers(gko_gemm_plan_t plan, void *stream,
     if (cur == plan->handle->device) return GKO_STATUS_SUCCESS;
     /* another device is current: the full check says why */
   }
-  gko_status_t s = gk_check_call(plan->handle, stream, 6, ptrs, names);
-  if (s == GKO_STATUS_SUCCESS && gk_memo_lock(plan)) {
+  int unchecked = 0;
+  gko_status_t s = gk_check_call_ex(plan->handle, stream, 6, ptrs, names, &unchecked);
+  if (s == GKO_STATUS_SUCCESS && !unchecked && gk_memo_lock(plan)) {
     memcpy(plan->memo_ptr, ptrs, sizeof plan->memo_ptr);
     plan->memo_stream = stream;
     plan->memo_valid = 1;

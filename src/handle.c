@@ -75,7 +75,9 @@ GKO_API gko_status_t gko_handle_device(gko_handle_t handle, int *device) {
   return s;
 }
 
-static gko_status_t gk_check_device_and_stream(gko_handle_t h, cudaStream_t st) {
+/* *capturing: whether st is being captured (the legacy stream never is). */
+static gko_status_t gk_check_device_and_stream(gko_handle_t h, cudaStream_t st, int *capturing) {
+  *capturing = 0;
   int cur = -1;
   cudaError_t e = cudaGetDevice(&cur);
   if (e != cudaSuccess) return gk_cuda_fail(e, "cudaGetDevice");
@@ -85,14 +87,14 @@ static gko_status_t gk_check_device_and_stream(gko_handle_t h, cudaStream_t st) 
                    "device %d: call cudaSetDevice(%d) first, or use a handle "
                    "created on device %d",
                    cur, h->device, h->device, cur);
-  if (st == NULL || st == cudaStreamLegacy || st == cudaStreamPerThread)
-    return GKO_STATUS_SUCCESS;
+  if (st == NULL || st == cudaStreamLegacy) return GKO_STATUS_SUCCESS;
   /* A capturing stream cannot be asked for its device; its kernels would
    * fail at launch on a wrong device anyway. */
   enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
   e = cudaStreamIsCapturing(st, &cs);
   if (e != cudaSuccess) return gk_cuda_fail(e, "cudaStreamIsCapturing(stream)");
-  if (cs != cudaStreamCaptureStatusNone) return GKO_STATUS_SUCCESS;
+  *capturing = cs != cudaStreamCaptureStatusNone;
+  if (*capturing || st == cudaStreamPerThread) return GKO_STATUS_SUCCESS;
   int sd = -1;
   e = cudaStreamGetDevice(st, &sd);
   if (e != cudaSuccess) return gk_cuda_fail(e, "cudaStreamGetDevice(stream)");
@@ -139,22 +141,26 @@ static gko_status_t gk_check_device_ptr(gko_handle_t h, const void *p, const cha
   }
 }
 
-gko_status_t gk_check_call(gko_handle_t h, void *stream, int nptr,
-                           const void *const *ptrs, const char *const *names) {
+gko_status_t gk_check_call_ex(gko_handle_t h, void *stream, int nptr, const void *const *ptrs,
+                              const char *const *names, int *unchecked) {
+  if (unchecked) *unchecked = 0;
   if (!h) return gk_fail(GKO_STATUS_INVALID_VALUE, "handle is NULL");
   /* These queries enqueue nothing; relaxed mode keeps them from
    * invalidating a capture in progress on this or another thread. */
   enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
   cudaThreadExchangeStreamCaptureMode(&mode);
-  gko_status_t s = gk_check_device_and_stream(h, (cudaStream_t)stream);
-  enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-  if (s == GKO_STATUS_SUCCESS && nptr > 0 &&
-      cudaStreamIsCapturing((cudaStream_t)stream, &cs) != cudaSuccess)
-    cs = cudaStreamCaptureStatusNone; /* then every pointer is checked */
+  int capturing = 0;
+  gko_status_t s = gk_check_device_and_stream(h, (cudaStream_t)stream, &capturing);
   for (int i = 0; s == GKO_STATUS_SUCCESS && i < nptr; i++)
-    if (ptrs[i]) s = gk_check_device_ptr(h, ptrs[i], names[i], cs != cudaStreamCaptureStatusNone);
+    if (ptrs[i]) s = gk_check_device_ptr(h, ptrs[i], names[i], capturing);
   cudaThreadExchangeStreamCaptureMode(&mode);
+  if (unchecked) *unchecked = capturing;
   return s;
+}
+
+gko_status_t gk_check_call(gko_handle_t h, void *stream, int nptr,
+                           const void *const *ptrs, const char *const *names) {
+  return gk_check_call_ex(h, stream, nptr, ptrs, names, NULL);
 }
 
 int gk_overlap(const void *p, size_t pb, const void *q, size_t qb) {

@@ -135,11 +135,14 @@ static int implicit_applies(const ccase *c, int64_t oh, int64_t ow) {
   int64_t phe = c->ph_end < 0 ? c->ph : c->ph_end, pwe = c->pw_end < 0 ? c->pw : c->pw_end;
   int64_t ph = c->ph, pw = c->pw, r = c->r, s = c->s, dh = c->dh, dw = c->dw;
   if (c->c % 8) {
-    /* the space-to-depth rewrite: dilation 1, stride_h <= 8, R2 taps of
-     * C2 channels in steps of 64 at most twice im2col's reduction; then a
-     * stride-1 unpadded R2 x 1 filter over a copy of x in the workspace */
+    /* the space-to-depth rewrite: dilation 1, strides <= 8 (above), C
+     * below 2^24 and R, S below 2^16, R2 taps of C2 channels in steps of 64
+     * at most twice im2col's reduction; then a stride-1 unpadded R2 x 1
+     * filter over a copy of x in the workspace (its 16-byte groups below
+     * 2^31 at every size a test runs) */
     const int64_t c2 = (c->sh * c->s * c->c + 7) / 8 * 8;
     r = (c->r + c->sh - 1) / c->sh, s = 1;
+    if (c->c >= (1 << 24) || c->r >= (1 << 16) || c->s >= (1 << 16)) return 0;
     if (c->dh != 1 || c->dw != 1 || r * ((c2 + 63) / 64 * 64) > 2 * ((c->c * c->r * c->s + 7) / 8 * 8))
       return 0;
     const int64_t ws = 255 + (c->n * (oh + r - 1) * ow * c2 * 2 + 255) / 256 * 256 + c->k * r * c2 * 2;
@@ -1115,6 +1118,7 @@ Test(conv, implicit_gemm_space_to_depth, .timeout = 600) {
       {3, 12, 12, 16, 7, 7, 2, 2, 3, 3, -1, 2},  /* dilation: refused */
       {3, 12, 12, 16, 3, 3, 2, 2, 1, 1, -1, 1},  /* 2 x 64 > 2 x 32: refused */
       {4, 9, 11, 16, 3, 3, 1, 1, 1, 1, -1, 1},   /* 3 x 64 > 2 x 40: refused */
+      {3, 12, 40, 16, 7, 11, 2, 9, 3, 1, -1, 1}, /* stride_w 9: refused */
   };
   for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
     for (int d = 1; d < 3; d++) {

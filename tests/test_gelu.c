@@ -412,6 +412,15 @@ Test(gelu, graph_allocated_buffers_under_capture) {
   T_CUDA(cudaMallocAsync(&tmp_in, n * 2, st));
   T_CUDA(cudaMallocAsync(&tmp_out, n * 2, st));
   T_CUDA(cudaMemcpyAsync(tmp_in, xd, n * 2, cudaMemcpyDeviceToDevice, st));
+  {
+    enum cudaStreamCaptureMode m = cudaStreamCaptureModeRelaxed;
+    cudaThreadExchangeStreamCaptureMode(&m);
+    struct cudaPointerAttributes pa;
+    const cudaError_t pe = cudaPointerGetAttributes(&pa, tmp_out);
+    cudaThreadExchangeStreamCaptureMode(&m);
+    cr_log_info("a graph-allocated address during capture: %s, memory type %d (0: unregistered)",
+                cudaGetErrorString(pe), pe == cudaSuccess ? (int)pa.type : -1);
+  }
   gko_status_t s = gko_gelu_forward(h, GKO_GELU_ERF, GKO_DTYPE_F16, n, tmp_in, tmp_out, st);
   char detail[512];
   snprintf(detail, sizeof detail, "%s", gko_last_error_detail());

@@ -540,8 +540,9 @@ int rn18_net_set_input(rn18_net *net, const float *x, char *err, size_t n) {
   }
   if (!rc) {
     cudaError_t e = cudaMemcpy(net->buf[B_IN], h, len * es, cudaMemcpyHostToDevice);
-    if (e == cudaSuccess) e = cudaDeviceSynchronize(); /* as in build() */
     if (e != cudaSuccess) rc = fail(err, n, "cudaMemcpy: %s", cudaGetErrorString(e));
+    else if ((e = cudaDeviceSynchronize()) != cudaSuccess) /* as in build() */
+      rc = fail(err, n, "cudaDeviceSynchronize: %s", cudaGetErrorString(e));
   }
   free(t), free(h);
   return rc;

@@ -204,12 +204,16 @@ def _check_operand(name, t, nchw, layout, dtype):
         raise ValueError("%s is %s, the plan's dtype is %s" % (name, a.dtype.name, dtype.name))
     n, c, h, w = nchw
     nhwc = layout == Layout.NHWC
+    want = (n, h, w, c) if nhwc else (n, c, h, w)
     if type(t).__module__.split(".")[0] == "torch" and tuple(t.shape) == tuple(nchw):
+        # torch's shape: its memory format decides (a dense [N, H, W, C]
+        # tensor with C == H == W must come as .permute(0, 3, 1, 2))
         import torch
         fmt = torch.channels_last if nhwc else torch.contiguous_format
         if t.is_contiguous(memory_format=fmt):
             return a
-    want = (n, h, w, c) if nhwc else (n, c, h, w)
+        raise ValueError("%s %s is not dense in %s memory (torch: memory_format=torch.%s)" % (
+            name, list(t.shape), layout.name, "channels_last" if nhwc else "contiguous_format"))
     if tuple(a.shape) == want and a.contiguous:
         return a
     raise ValueError("%s has shape %s%s; the plan takes %s in %s memory (torch's shape with "
@@ -241,6 +245,7 @@ class Plan(_Plan):
         self.handle = handle
         desc = Desc(dtype, layout, n, c, h, w, k, r, s,
                     **_attrs(stride, padding, dilation, **attrs))
+        groups = desc.get(Attr.GROUPS)
         p = _plan_t()
         _check(_lib().gko_conv_plan_create(handle.value, desc._d, _c.byref(p)),
                "gko_conv_plan_create")
@@ -250,7 +255,6 @@ class Plan(_Plan):
         self.layout = _layout(layout)
         self.dtype = _dtype(dtype)
         self.shape = (int(n), int(k), self.info(Info.OH), self.info(Info.OW))
-        groups = int(attrs.get("groups", 1))
         self._x = (int(n), int(c), int(h), int(w))
         self._w = (int(k), int(c) // groups, int(r), int(s))
 
