@@ -33,6 +33,12 @@
  *     mapped until the graph runs and cannot be told from host memory.
  *   - When a call fails, gko_last_error_detail() returns a sentence (for the
  *     calling thread) that names the offending argument and the reason.
+ *   - Destroy functions (gko_destroy, gko_*_desc_destroy, gko_*_plan_destroy,
+ *     gko_csr_destroy) free only what gko made and has not freed yet: an
+ *     object destroyed twice, a pointer gko never returned, or an object of
+ *     another kind gives GKO_STATUS_INVALID_VALUE and frees nothing (NULL
+ *     is a no-op).  Other calls do not check this yet: using an object after
+ *     destroying it is undefined.
  *
  * ABI: while GKO_VERSION_MAJOR is 0 the ABI may change between minor versions;
  * every change is listed in CHANGELOG.md.  Enumerations only grow, have

@@ -69,11 +69,14 @@ GKO_API gko_status_t gko_conv_desc_create(gko_conv_desc_t *desc, gko_dtype_t dty
   int64_t *v = NULL;
   gko_status_t st = gk_attr_new(&v, kRule, GK_CONV_NATTR, kAttrType, given,
                                 (int)(sizeof given / sizeof given[0]));
+  if (!st && (st = gk_live_add(v, GK_LIVE_CONV_DESC))) free(v);
   if (!st) *desc = (struct gko_conv_desc_s *)v;
   return st;
 }
 
-GKO_API gko_status_t gko_conv_desc_destroy(gko_conv_desc_t desc) { return gk_free_entry(desc); }
+GKO_API gko_status_t gko_conv_desc_destroy(gko_conv_desc_t desc) {
+  return gk_live_destroy(desc, GK_LIVE_CONV_DESC, "desc (a gko_conv_desc_t)", free);
+}
 
 GKO_API gko_status_t gko_conv_desc_set(gko_conv_desc_t desc, gko_conv_attr_t attr,
                                        int64_t value) {

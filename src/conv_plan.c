@@ -593,16 +593,19 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
            : implicit ? "a 1x1 filter with stride 1 and no padding is one GEMM on x as it is"
                       : no_implicit);
   gk_conv_explain(cp);
+  if ((s = gk_live_add(cp, GK_LIVE_CONV_PLAN))) {
+    gk_conv_plan_free(cp);
+    return s;
+  }
   gk_clear_error();
   *plan = cp;
   return GKO_STATUS_SUCCESS;
 }
 
+static void gk_conv_plan_release(void *p) { gk_conv_plan_free(p); }
+
 GKO_API gko_status_t gko_conv_plan_destroy(gko_conv_plan_t plan) {
-  gk_clear_error();
-  gk_conv_plan_free(plan);
-  gk_clear_error();
-  return GKO_STATUS_SUCCESS;
+  return gk_live_destroy(plan, GK_LIVE_CONV_PLAN, "plan (a gko_conv_plan_t)", gk_conv_plan_release);
 }
 
 GKO_API gko_status_t gko_conv_workspace_size(gko_conv_plan_t plan, size_t *bytes) {

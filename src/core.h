@@ -94,8 +94,17 @@ gko_status_t gk_check_elem_align(const void *p, const char *name, size_t es);
 gko_status_t gk_entry_check(gko_handle_t h, const void *obj, const char *obj_name,
                             const void *out, const char *out_name);
 
-/* A plain heap object's destroy entry point: clears the detail, frees p. */
-gko_status_t gk_free_entry(void *p);
+/* The live objects (src/live.c): each create registers what it hands out,
+ * each destroy goes through gk_live_destroy, which frees (release) only an
+ * object registered with that kind and answers anything else -- a second
+ * destroy, a pointer gko never made -- with INVALID_VALUE (detail: what). */
+enum {
+  GK_LIVE_HANDLE = 1, GK_LIVE_GEMM_DESC, GK_LIVE_GEMM_PLAN, GK_LIVE_CONV_DESC, GK_LIVE_CONV_PLAN,
+  GK_LIVE_POOL_DESC, GK_LIVE_CSR, GK_LIVE_SPMM_PLAN
+};
+gko_status_t gk_live_add(const void *p, int kind); /* ALLOC_FAILED (detail set) */
+int gk_live_remove(const void *p, int kind);      /* 1 when it was registered */
+gko_status_t gk_live_destroy(void *p, int kind, const char *what, void (*release)(void *));
 
 /* A describe entry point: clears the detail, INVALID_VALUE ("<obj_name> is
  * NULL") when obj is NULL, else gk_text_out(text, ...). */

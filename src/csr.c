@@ -62,11 +62,17 @@ GKO_API gko_status_t gko_csr_create(gko_csr_t *csr, int64_t m, int64_t k, int64_
   a->values = nnz ? values : NULL;
   a->index_type = (int)index_type;
   a->value_type = (int)value_type;
+  if ((s = gk_live_add(a, GK_LIVE_CSR))) {
+    free(a);
+    return s;
+  }
   *csr = a;
   return GKO_STATUS_SUCCESS;
 }
 
-GKO_API gko_status_t gko_csr_destroy(gko_csr_t csr) { return gk_free_entry(csr); }
+GKO_API gko_status_t gko_csr_destroy(gko_csr_t csr) {
+  return gk_live_destroy(csr, GK_LIVE_CSR, "csr (a gko_csr_t)", free);
+}
 
 GKO_API gko_status_t gko_csr_validate_workspace_size(gko_handle_t handle, gko_csr_t csr,
                                                      size_t *bytes) {

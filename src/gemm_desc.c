@@ -147,14 +147,16 @@ GKO_API gko_status_t gko_gemm_desc_create(gko_gemm_desc_t *desc, gko_dtype_t ab_
   struct gko_gemm_desc_s *d = malloc(sizeof *d);
   if (!d) return gk_fail(GKO_STATUS_ALLOC_FAILED, "host allocation of the descriptor failed");
   gk_desc_defaults(d, ab_dtype, cd_dtype, m, n, k);
+  if ((s = gk_live_add(d, GK_LIVE_GEMM_DESC))) {
+    free(d);
+    return s;
+  }
   *desc = d;
   return GKO_STATUS_SUCCESS;
 }
 
 GKO_API gko_status_t gko_gemm_desc_destroy(gko_gemm_desc_t desc) {
-  gk_clear_error();
-  free(desc);
-  return GKO_STATUS_SUCCESS;
+  return gk_live_destroy(desc, GK_LIVE_GEMM_DESC, "desc (a gko_gemm_desc_t)", free);
 }
 
 /* set's and get's checks of their descriptor and attribute. */

@@ -340,10 +340,14 @@ GKO_API gko_status_t gko_gemm_plan_create(gko_handle_t handle, gko_gemm_desc_t d
   if ((s = gk_getter(desc, "desc", plan, "plan")) || (s = gk_gemm_resolve(desc, &p))) return s;
   /* the current device must be the handle's (host queries only) */
   if ((s = gk_check_call(handle, NULL, 0, NULL, NULL))) return s;
-  s = gk_gemm_plan_build(handle, &p, plan);
+  gko_gemm_plan_t out = NULL;
+  s = gk_gemm_plan_build(handle, &p, &out);
+  if (s == GKO_STATUS_SUCCESS && (s = gk_live_add(out, GK_LIVE_GEMM_PLAN))) gk_gemm_plan_free(out);
+  if (s) return s;
   /* a backend that declined before another accepted left its reason */
-  if (s == GKO_STATUS_SUCCESS) gk_clear_error();
-  return s;
+  gk_clear_error();
+  *plan = out;
+  return GKO_STATUS_SUCCESS;
 }
 
 void gk_gemm_plan_free(gko_gemm_plan_t plan) {
@@ -352,10 +356,10 @@ void gk_gemm_plan_free(gko_gemm_plan_t plan) {
   free(plan);
 }
 
+static void gk_gemm_plan_release(void *p) { gk_gemm_plan_free(p); }
+
 GKO_API gko_status_t gko_gemm_plan_destroy(gko_gemm_plan_t plan) {
-  gk_clear_error();
-  gk_gemm_plan_free(plan);
-  return GKO_STATUS_SUCCESS;
+  return gk_live_destroy(plan, GK_LIVE_GEMM_PLAN, "plan (a gko_gemm_plan_t)", gk_gemm_plan_release);
 }
 
 GKO_API gko_status_t gko_gemm_workspace_size(gko_gemm_plan_t plan, size_t *bytes) {

@@ -58,15 +58,23 @@ GKO_API gko_status_t gko_create(gko_handle_t *handle) {
     free(h);
     return s;
   }
+  if ((s = gk_live_add(h, GK_LIVE_HANDLE))) {
+    gk_gemm_state_destroy(h->gemm);
+    free(h);
+    return s;
+  }
   *handle = h;
   return GKO_STATUS_SUCCESS;
 }
 
+static void gk_handle_release(void *p) {
+  gko_handle_t h = p;
+  gk_gemm_state_destroy(h->gemm);
+  free(h);
+}
+
 GKO_API gko_status_t gko_destroy(gko_handle_t handle) {
-  gk_clear_error();
-  if (handle) gk_gemm_state_destroy(handle->gemm);
-  free(handle);
-  return GKO_STATUS_SUCCESS;
+  return gk_live_destroy(handle, GK_LIVE_HANDLE, "handle", gk_handle_release);
 }
 
 GKO_API gko_status_t gko_handle_device(gko_handle_t handle, int *device) {

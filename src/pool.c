@@ -3,6 +3,7 @@
  * kernels/pool.cu.  No plan: the checks are host arithmetic, cheap enough
  * for every call. */
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "core.h"
 #include "../kernels/pool.h"
@@ -60,11 +61,14 @@ GKO_API gko_status_t gko_pool_desc_create(gko_pool_desc_t *desc, gko_pool_mode_t
   int64_t *v = NULL;
   gko_status_t st = gk_attr_new(&v, kRule, GK_POOL_NATTR, kAttrType, given,
                                 (int)(sizeof given / sizeof given[0]));
+  if (!st && (st = gk_live_add(v, GK_LIVE_POOL_DESC))) free(v);
   if (!st) *desc = (struct gko_pool_desc_s *)v;
   return st;
 }
 
-GKO_API gko_status_t gko_pool_desc_destroy(gko_pool_desc_t desc) { return gk_free_entry(desc); }
+GKO_API gko_status_t gko_pool_desc_destroy(gko_pool_desc_t desc) {
+  return gk_live_destroy(desc, GK_LIVE_POOL_DESC, "desc (a gko_pool_desc_t)", free);
+}
 
 GKO_API gko_status_t gko_pool_desc_set(gko_pool_desc_t desc, gko_pool_attr_t attr,
                                        int64_t value) {

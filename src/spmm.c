@@ -405,6 +405,10 @@ GKO_API gko_status_t gko_spmm_plan_create(gko_handle_t handle, gko_csr_t csr, in
   }
   p->forced = kernel != GKO_SPMM_KERNEL_AUTO && p->kernel == (int)kernel;
   gk_spmm_explain(p);
+  if ((s = gk_live_add(p, GK_LIVE_SPMM_PLAN))) {
+    gk_spmm_plan_free(p);
+    return s;
+  }
   *plan = p;
   return GKO_STATUS_SUCCESS;
 }
@@ -426,10 +430,10 @@ GKO_API gko_status_t gko_spmm_plan_kernel(gko_spmm_plan_t plan, gko_spmm_kernel_
   return s;
 }
 
+static void gk_spmm_plan_release(void *p) { gk_spmm_plan_free(p); }
+
 GKO_API gko_status_t gko_spmm_plan_destroy(gko_spmm_plan_t plan) {
-  gk_clear_error();
-  gk_spmm_plan_free(plan);
-  return GKO_STATUS_SUCCESS;
+  return gk_live_destroy(plan, GK_LIVE_SPMM_PLAN, "plan (a gko_spmm_plan_t)", gk_spmm_plan_release);
 }
 
 /* [q, q + qb) shares a byte with row_ptr, col_ind or values of a. */

@@ -219,12 +219,6 @@ gko_status_t gk_entry_check(gko_handle_t h, const void *obj, const char *obj_nam
   return gk_getter(obj, obj_name, out, out_name);
 }
 
-gko_status_t gk_free_entry(void *p) {
-  gk_clear_error();
-  free(p);
-  return GKO_STATUS_SUCCESS;
-}
-
 gko_status_t gk_describe(const void *obj, const char *obj_name, const char *text, char *buf,
                          size_t bytes, size_t *required) {
   gk_clear_error();

@@ -80,6 +80,53 @@ Test(handle, create_null_and_destroy_null) {
   cr_expect_eq(dev, 7);
 }
 
+/* Destroying an object twice, or destroying what gko did not make (or an
+ * object of another kind), is INVALID_VALUE with a reason and frees nothing:
+ * never a double free (under ASan in CI).  Handles and plans need a GPU to
+ * exist; their never-made and double destroys are checked with one. */
+Test(misuse, destroy_twice_or_foreign_is_a_status) {
+  static int64_t fake[64];
+  gko_gemm_desc_t g;
+  T_OK(gko_gemm_desc_create(&g, GKO_DTYPE_F16, GKO_DTYPE_F16, 4, 4, 4));
+  T_OK(gko_gemm_desc_destroy(g));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_desc_destroy(g));
+  cr_expect(strstr(gko_last_error_detail(), "not a live object") != NULL, "%s", gko_last_error_detail());
+  gko_conv_desc_t c;
+  T_OK(gko_conv_desc_create(&c, GKO_DTYPE_F16, GKO_CONV_LAYOUT_NHWC, 1, 8, 4, 4, 8, 3, 3));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_pool_desc_destroy((gko_pool_desc_t)c)); /* another kind */
+  T_OK(gko_conv_desc_destroy(c));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_desc_destroy(c));
+  gko_pool_desc_t pd;
+  T_OK(gko_pool_desc_create(&pd, GKO_POOL_MAX, GKO_DTYPE_F16, GKO_CONV_LAYOUT_NHWC, 1, 8, 4, 4, 2, 2));
+  T_OK(gko_pool_desc_destroy(pd));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_pool_desc_destroy(pd));
+  /* never made by gko */
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_destroy((gko_handle_t)fake));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_plan_destroy((gko_gemm_plan_t)fake));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_plan_destroy((gko_conv_plan_t)fake));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_spmm_plan_destroy((gko_spmm_plan_t)fake));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_csr_destroy((gko_csr_t)fake));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_desc_destroy((gko_conv_desc_t)fake));
+  for (size_t i = 0; i < sizeof fake / sizeof fake[0]; i++) cr_assert_eq(fake[i], 0, "a refused destroy wrote");
+  /* NULL stays a no-op */
+  T_OK(gko_gemm_plan_destroy(NULL));
+  T_OK(gko_csr_destroy(NULL));
+  if (t_gpu_count() > 0) {
+    gko_handle_t h;
+    T_OK(gko_create(&h));
+    gko_gemm_desc_t d;
+    gko_gemm_plan_t p;
+    T_OK(gko_gemm_desc_create(&d, GKO_DTYPE_F16, GKO_DTYPE_F16, 64, 64, 64));
+    T_OK(gko_gemm_plan_create(h, d, &p));
+    T_OK(gko_gemm_desc_destroy(d));
+    T_OK(gko_gemm_plan_destroy(p));
+    T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_plan_destroy(p));
+    T_OK(gko_destroy(h));
+    T_FAILS(GKO_STATUS_INVALID_VALUE, gko_destroy(h));
+    cr_expect(strstr(gko_last_error_detail(), "handle") != NULL, "%s", gko_last_error_detail());
+  }
+}
+
 /* Without a GPU: the no-device status with a sentence that says why, the
  * handle pointer untouched, and no memory kept.  With one: a handle. */
 Test(handle, create_reports_the_machine) {

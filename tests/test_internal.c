@@ -256,3 +256,23 @@ Test(errors, sticky_errors_are_execution_failed_with_the_cuda_name) {
   cr_expect(strstr(gko_status_string(GKO_STATUS_EXECUTION_FAILED), "sticky") != NULL);
   cr_expect_str_eq(gko_status_name(GKO_STATUS_EXECUTION_FAILED), "GKO_STATUS_EXECUTION_FAILED");
 }
+
+/* The table of live objects (src/live.c): many objects added and removed
+ * in a scrambled order stay findable (growth, probe chains across deletions
+ * and the wrap-around), a kind must match, and nothing is found twice. */
+Test(live, add_remove_many) {
+  enum { N = 5000 };
+  static char objs[N][16]; /* distinct addresses 16 bytes apart: clustered hashes */
+  for (int i = 0; i < N; i++) cr_assert_eq(gk_live_add(objs[i], 1 + i % 3), GKO_STATUS_SUCCESS);
+  cr_expect_eq(gk_live_remove(objs[7], 1 + (7 + 1) % 3), 0, "a kind that differs must not match");
+  for (int r = 0; r < 2; r++)
+    for (int i = r; i < N; i += 2) { /* evens, then odds, walking the table while it shrinks */
+      const int j = (i * 7919) % N; /* a permutation of 0..N-1 (7919 is prime, N = 5000) */
+      cr_assert_eq(gk_live_remove(objs[j], 1 + j % 3), 1, "object %d lost", j);
+      cr_assert_eq(gk_live_remove(objs[j], 1 + j % 3), 0, "object %d removed twice", j);
+    }
+  for (int i = 0; i < N; i++) cr_expect_eq(gk_live_remove(objs[i], 1 + i % 3), 0);
+  /* and the table is usable again */
+  cr_assert_eq(gk_live_add(objs[3], 2), GKO_STATUS_SUCCESS);
+  cr_expect_eq(gk_live_remove(objs[3], 2), 1);
+}

@@ -1,0 +1,92 @@
+/* live.c -- the objects gko has handed out and not yet destroyed (handles,
+ * descriptors, CSR descriptors, plans): an open-addressing hash set of
+ * their addresses and kinds under one mutex.  A destroy call frees only an
+ * object found here, so destroying twice (or destroying something gko did
+ * not create) is a status, never a double free. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "core.h"
+
+typedef struct {
+  uintptr_t key; /* 0: empty */
+  int kind;
+} gk_slot;
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static gk_slot *g_tab;
+static size_t g_cap, g_used; /* g_cap a power of two, or 0 */
+
+static size_t gk_hash(uintptr_t k, size_t cap) {
+  return (size_t)((k >> 4) * 0x9E3779B97F4A7C15ull) & (cap - 1);
+}
+
+static void gk_place(gk_slot *tab, size_t cap, uintptr_t key, int kind) {
+  size_t i = gk_hash(key, cap);
+  while (tab[i].key) i = (i + 1) & (cap - 1);
+  tab[i].key = key, tab[i].kind = kind;
+}
+
+/* index of key, or g_cap when absent; under g_mu */
+static size_t gk_find(uintptr_t key) {
+  if (!g_cap) return 0;
+  for (size_t i = gk_hash(key, g_cap);; i = (i + 1) & (g_cap - 1)) {
+    if (g_tab[i].key == key) return i;
+    if (!g_tab[i].key) return g_cap;
+  }
+}
+
+gko_status_t gk_live_add(const void *p, int kind) {
+  pthread_mutex_lock(&g_mu);
+  if (2 * (g_used + 1) > g_cap) { /* at most half full */
+    const size_t cap = g_cap ? 2 * g_cap : 64;
+    gk_slot *tab = calloc(cap, sizeof *tab);
+    if (!tab) {
+      pthread_mutex_unlock(&g_mu);
+      return gk_fail(GKO_STATUS_ALLOC_FAILED, "host allocation of gko's table of live objects failed");
+    }
+    for (size_t i = 0; i < g_cap; i++)
+      if (g_tab[i].key) gk_place(tab, cap, g_tab[i].key, g_tab[i].kind);
+    free(g_tab);
+    g_tab = tab, g_cap = cap;
+  }
+  gk_place(g_tab, g_cap, (uintptr_t)p, kind);
+  g_used++;
+  pthread_mutex_unlock(&g_mu);
+  return GKO_STATUS_SUCCESS;
+}
+
+int gk_live_remove(const void *p, int kind) {
+  pthread_mutex_lock(&g_mu);
+  size_t i = gk_find((uintptr_t)p);
+  const int found = i < g_cap && g_tab[i].kind == kind;
+  if (found) { /* backward-shift deletion keeps every probe chain whole */
+    g_tab[i].key = 0;
+    g_used--;
+    for (size_t j = (i + 1) & (g_cap - 1); g_tab[j].key; j = (j + 1) & (g_cap - 1)) {
+      const size_t home = gk_hash(g_tab[j].key, g_cap);
+      /* move j into the hole at i when its home is not in (i, j] (cyclically) */
+      if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+        g_tab[i] = g_tab[j];
+        g_tab[j].key = 0;
+        i = j;
+      }
+    }
+  }
+  pthread_mutex_unlock(&g_mu);
+  return found;
+}
+
+gko_status_t gk_live_destroy(void *p, int kind, const char *what, void (*release)(void *)) {
+  gk_clear_error();
+  if (!p) return GKO_STATUS_SUCCESS;
+  if (!gk_live_remove(p, kind))
+    return gk_fail(GKO_STATUS_INVALID_VALUE,
+                   "%s %p is not a live object of its kind (destroyed already, or not made by "
+                   "gko): nothing was freed",
+                   what, p);
+  release(p);
+  gk_clear_error();
+  return GKO_STATUS_SUCCESS;
+}
