@@ -25,6 +25,7 @@ __all__ = [
 ]
 
 MAJOR = 0  # the ABI major version this binding speaks
+__version__ = "0.1.0"  # gko.h's version (python/pyproject.toml has it too; the tests compare)
 
 
 class Status(enum.IntEnum):
@@ -90,14 +91,26 @@ class GkoError(RuntimeError):
 # ---------------------------------------------------------------------------
 
 def _find_library():
+    """GKO_LIBRARY; the build tree this package sits in; a library bundled
+    next to the package; an installed prefix (pkg-config's libdir of gko);
+    else the name, for the system loader."""
     env = os.environ.get("GKO_LIBRARY")
     if env:
         return env
+    name = "libgko.so.%d" % MAJOR
     here = os.path.dirname(os.path.abspath(__file__))
-    cand = os.path.join(here, "..", "..", "lib", "libgko.so.%d" % MAJOR)
-    if os.path.exists(cand):
-        return os.path.normpath(cand)
-    return "libgko.so.%d" % MAJOR
+    for cand in (os.path.join(here, "..", "..", "lib", name), os.path.join(here, name)):
+        if os.path.exists(cand):
+            return os.path.normpath(cand)
+    try:
+        import subprocess
+        libdir = subprocess.run(["pkg-config", "--variable=libdir", "gko"], capture_output=True,
+                                text=True, timeout=10).stdout.strip()
+        if libdir and os.path.exists(os.path.join(libdir, name)):
+            return os.path.join(libdir, name)
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return name
 
 
 _c = ctypes

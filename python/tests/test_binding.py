@@ -37,6 +37,11 @@ class HostOnly(unittest.TestCase):
         self.assertEqual(gko.version(), "%d.%d.%d" % tuple(parts))
         self.assertEqual(gko.version_number(), parts[0] * 10000 + parts[1] * 100 + parts[2])
         self.assertEqual(parts[0], gko.MAJOR)
+        self.assertEqual(gko.__version__, "%d.%d.%d" % tuple(parts))
+        pyproject = os.path.join(os.path.dirname(HEADER), "..", "python", "pyproject.toml")
+        if os.path.exists(pyproject):  # a source tree (not an installed package)
+            with open(pyproject) as f:
+                self.assertIn('version = "%s"' % gko.__version__, f.read())
 
     def test_enums_match_header(self):
         for enum_cls, prefix in ((gko.Status, "GKO_STATUS_"), (gko.Dtype, "GKO_DTYPE_"),
