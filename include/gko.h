@@ -1100,8 +1100,8 @@ typedef enum gko_conv_attr_e {
  * limits; CUTLASS accepts end padding to 256, but 256 with a dilated
  * extent of 200 left output rows unwritten on the H200; the rewrite's
  * convolution has no padding, so these padding limits do not apply to it);
- * K at most 65535 x 64; N*OH*OW and every extent below 2^31.  With N = 0 every ALGO plans
- * PATH_NONE. */
+ * K at most 65535 x 64; N*OH*OW and every extent below 2^31.  With N = 0
+ * every ALGO plans PATH_NONE. */
 typedef enum gko_conv_algo_e {
   GKO_CONV_ALGO_AUTO = 0,
   GKO_CONV_ALGO_GEMM = 1,
