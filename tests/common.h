@@ -221,8 +221,19 @@ static inline void *t_dalloc(size_t bytes) {
   return p;
 }
 
+/* A copy from pageable memory may return before its DMA lands, and the
+ * tests' non-blocking streams do not wait for the legacy stream: wait here
+ * (else a kernel can run before its poisoned output or its input arrives). */
 static inline void t_h2d(void *d, const void *h, size_t bytes) {
   T_CUDA(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice));
+  T_CUDA(cudaStreamSynchronize(cudaStreamLegacy));
+}
+
+/* cudaMemset of device memory is asynchronous on the legacy stream, which
+ * the tests' non-blocking streams do not wait for: wait here too. */
+static inline void t_memset(void *d, int value, size_t bytes) {
+  T_CUDA(cudaMemset(d, value, bytes));
+  T_CUDA(cudaStreamSynchronize(cudaStreamLegacy));
 }
 
 static inline void t_d2h(void *h, const void *d, size_t bytes) {

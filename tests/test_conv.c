@@ -248,7 +248,7 @@ static int run_case(gko_handle_t h, const ccase *c, cudaStream_t stream, crun *o
    * uninitialized; with it, none.  cudaMemset runs on the legacy stream,
    * which does not order with the test's non-blocking stream: wait. */
   if (ws) {
-    T_CUDA(cudaMemset(ws, T_POISON_BYTE, need + 64));
+    t_memset(ws, T_POISON_BYTE, need + 64);
     T_CUDA(cudaDeviceSynchronize());
   }
   void *wsp = ws ? ws + (off ? 8 : 0) : NULL;
@@ -982,7 +982,7 @@ Test(conv, empty_batch_and_empty_input) {
     cr_expect_eq(need, 0);
     T_OK(gko_conv_execute(p, NULL, NULL, NULL, NULL, NULL, 0, NULL));
     unsigned char *y = t_dalloc(64);
-    T_CUDA(cudaMemset(y, T_POISON_BYTE, 64));
+    t_memset(y, T_POISON_BYTE, 64);
     T_OK(gko_conv_execute(p, NULL, NULL, NULL, y, NULL, 0, NULL));
     t_assert_poisoned(y, 64);
     cudaFree(y);
@@ -1250,7 +1250,7 @@ Test(conv, residual_bad_arguments_leave_output_untouched) {
     unsigned char *x = t_dalloc(yb), *w = t_dalloc(16 * 9 * 16 * 2), *y = t_dalloc(2 * yb),
                   *z = t_dalloc(yb + 64);
     void *ws = need ? t_dalloc(need) : NULL;
-    T_CUDA(cudaMemset(y, T_POISON_BYTE, 2 * yb));
+    t_memset(y, T_POISON_BYTE, 2 * yb);
     T_CUDA(cudaDeviceSynchronize());
     /* z NULL with beta != 0 */
     T_FAILS(GKO_STATUS_INVALID_VALUE,
@@ -1313,12 +1313,12 @@ static void capture_vs_eager(gko_handle_t h, ccase c) {
   t_h2d(dx, hx, nx * es);
   t_h2d(dw, hw, nw * es);
   t_h2d(db, hb, c.k * es);
-  T_CUDA(cudaMemset(y1, T_POISON_BYTE, ny * es));
-  T_CUDA(cudaMemset(y2, T_POISON_BYTE, ny * es));
+  t_memset(y1, T_POISON_BYTE, ny * es);
+  t_memset(y2, T_POISON_BYTE, ny * es);
   size_t need = 0;
   T_OK(gko_conv_workspace_size(p, &need));
   void *ws = need ? t_dalloc(need) : NULL;
-  if (ws) T_CUDA(cudaMemset(ws, T_POISON_BYTE, need)); /* as run_case */
+  if (ws) t_memset(ws, T_POISON_BYTE, need); /* as run_case */
   /* the memsets ran on the legacy stream, unordered with st */
   T_CUDA(cudaDeviceSynchronize());
   cudaStream_t st;
@@ -1450,10 +1450,10 @@ Test(conv, bad_arguments_leave_output_untouched) {
   const size_t xb = n * c * hh * ww * 2, wb = k * c * r * s * 2, yb = n * k * hh * ww * 2 + 64;
   unsigned char *x = t_dalloc(xb + 64), *w = t_dalloc(wb + 64), *b = t_dalloc(k * 2 + 64),
                 *y = t_dalloc(yb);
-  T_CUDA(cudaMemset(x, 0x3c, xb + 64));
-  T_CUDA(cudaMemset(w, 0x3c, wb + 64));
-  T_CUDA(cudaMemset(b, 0x3c, k * 2 + 64));
-  T_CUDA(cudaMemset(y, T_POISON_BYTE, yb));
+  t_memset(x, 0x3c, xb + 64);
+  t_memset(w, 0x3c, wb + 64);
+  t_memset(b, 0x3c, k * 2 + 64);
+  t_memset(y, T_POISON_BYTE, yb);
   gko_conv_desc_t d = NULL;
   T_OK(gko_conv_desc_create(&d, GKO_DTYPE_F16, GKO_CONV_LAYOUT_NHWC, n, c, hh, ww, k, r, s));
   T_OK(gko_conv_desc_set(d, GKO_CONV_ATTR_PAD_H, 1));

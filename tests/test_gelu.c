@@ -106,7 +106,7 @@ static int64_t run_check(gko_handle_t h, int dir, int approx, gko_dtype_t dt, in
   char *xd = t_dalloc(bytes + 16 * es);
   char *yd = inplace ? xd : t_dalloc(bytes + 16 * es);
   char *dyd = dir ? t_dalloc(bytes + 16 * es) : NULL;
-  T_CUDA(cudaMemset(yd, T_POISON_BYTE, bytes + 16 * es));
+  t_memset(yd, T_POISON_BYTE, bytes + 16 * es);
   t_h2d(xd + xoff * es, xh, bytes);
   if (dir) t_h2d(dyd + dyoff * es, dyh, bytes);
   char *xp = xd + xoff * es, *yp = inplace ? xp : yd + yoff * es;
@@ -364,7 +364,7 @@ Test(gelu, streams_and_graph_capture) {
   T_OK(gko_gelu_forward(h, GKO_GELU_ERF, GKO_DTYPE_F16, n, xd, y1, cudaStreamPerThread));
   T_CUDA(cudaStreamSynchronize(st));
   T_CUDA(cudaStreamSynchronize(cudaStreamPerThread));
-  T_CUDA(cudaMemset(y2, T_POISON_BYTE, n * 2));
+  t_memset(y2, T_POISON_BYTE, n * 2);
   cudaGraph_t g;
   cudaGraphExec_t ge;
   T_CUDA(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
@@ -464,8 +464,8 @@ Test(gelu, bad_pointers_leave_output_untouched) {
   gko_handle_t h = t_handle();
   const int64_t n = 1024;
   char *x = t_dalloc(n * 4 + 64), *y = t_dalloc(n * 4 + 64);
-  T_CUDA(cudaMemset(x, 0x3c, n * 4 + 64));
-  T_CUDA(cudaMemset(y, T_POISON_BYTE, n * 4 + 64));
+  t_memset(x, 0x3c, n * 4 + 64);
+  t_memset(y, T_POISON_BYTE, n * 4 + 64);
   /* f16 pointer at an odd address */
   T_FAILS(GKO_STATUS_INVALID_VALUE,
           gko_gelu_forward(h, GKO_GELU_ERF, GKO_DTYPE_F16, n, x + 1, y, NULL));

@@ -1065,7 +1065,7 @@ GEMM_TEST(empty_outputs_write_nothing) {
     return;
   }
   unsigned char *d = t_dalloc(256);
-  T_CUDA(cudaMemset(d, T_POISON_BYTE, 256));
+  t_memset(d, T_POISON_BYTE, 256);
   const int64_t shapes[][4] = {{0, 5, 7, 1}, {5, 0, 7, 1}, {0, 0, 0, 1}, {5, 5, 5, 0}};
   for (int s = 0; s < 4; s++) {
     gko_gemm_desc_t desc;
@@ -1164,7 +1164,7 @@ GEMM_TEST(long_all_ones_dot_products_are_exact) {
         void *da = t_dalloc(m * k * 2), *db = t_dalloc(k * n * 2), *dd = t_dalloc(m * n * 4);
         t_h2d(da, ha, m * k * 2);
         t_h2d(db, hb, k * n * 2);
-        T_CUDA(cudaMemset(dd, T_POISON_BYTE, m * n * 4));
+        t_memset(dd, T_POISON_BYTE, m * n * 4);
         gko_gemm_desc_t desc;
         gko_gemm_plan_t plan;
         T_OK(gko_gemm_desc_create(&desc, dts[d], cd, m, n, k));
@@ -1267,7 +1267,7 @@ GEMM_TEST(gelu_erf_negative_tail_f32) {
   t_h2d(da, ha, m * k * 2);
   t_h2d(db, hb, n * k * 2);
   t_h2d(dbias, hbias, n * 4);
-  T_CUDA(cudaMemset(dd, T_POISON_BYTE, m * n * 4));
+  t_memset(dd, T_POISON_BYTE, m * n * 4);
   gcase c = gc_default(ab, GKO_DTYPE_F32, m, n, k);
   c.tb = 1;
   c.epilogue = GKO_EPILOGUE_BIAS_GELU_ERF;
@@ -1277,7 +1277,7 @@ GEMM_TEST(gelu_erf_negative_tail_f32) {
   size_t need = 0;
   T_OK(gko_gemm_workspace_size(plan, &need));
   void *ws = need ? t_dalloc(need) : NULL;
-  T_CUDA(cudaMemset(dd, T_POISON_BYTE, m * n * 4));
+  t_memset(dd, T_POISON_BYTE, m * n * 4);
   T_OK(gko_gemm_execute(plan, 1.0f, da, db, 0.0f, NULL, dd, dbias, ws, need, NULL));
   T_CUDA(cudaDeviceSynchronize());
   t_d2h(hd, dd, m * n * 4);
@@ -1458,8 +1458,8 @@ static void capture_vs_eager(gko_handle_t h, gko_dtype_t ab, gko_dtype_t cd, int
   t_h2d(da, ha, ba);
   t_h2d(db, hb, bb);
   t_h2d(dbias, hbias, n * escd);
-  T_CUDA(cudaMemset(d1, T_POISON_BYTE, bd));
-  T_CUDA(cudaMemset(d2, T_POISON_BYTE, bd));
+  t_memset(d1, T_POISON_BYTE, bd);
+  t_memset(d2, T_POISON_BYTE, bd);
   const void *A = da + offset_elems * esab, *B = db + offset_elems * esab;
   cudaStream_t st;
   T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
@@ -1598,11 +1598,11 @@ Test(gemm, bad_arguments_leave_output_untouched) {
   const size_t dbytes = m * n * 2 + 64;
   unsigned char *a = t_dalloc(m * k * 2 + 64), *b = t_dalloc(k * n * 2 + 64),
                 *c = t_dalloc(dbytes), *d = t_dalloc(dbytes), *bias = t_dalloc(n * 2 + 64);
-  T_CUDA(cudaMemset(a, 0x3c, m * k * 2 + 64));
-  T_CUDA(cudaMemset(b, 0x3c, k * n * 2 + 64));
-  T_CUDA(cudaMemset(c, 0x3c, dbytes));
-  T_CUDA(cudaMemset(bias, 0x3c, n * 2 + 64));
-  T_CUDA(cudaMemset(d, T_POISON_BYTE, dbytes));
+  t_memset(a, 0x3c, m * k * 2 + 64);
+  t_memset(b, 0x3c, k * n * 2 + 64);
+  t_memset(c, 0x3c, dbytes);
+  t_memset(bias, 0x3c, n * 2 + 64);
+  t_memset(d, T_POISON_BYTE, dbytes);
   gko_gemm_desc_t desc;
   gko_gemm_plan_t plan = NULL, keep = (gko_gemm_plan_t)(uintptr_t)0x77;
   T_OK(gko_gemm_desc_create(&desc, GKO_DTYPE_F16, GKO_DTYPE_F16, m, n, k));
@@ -1830,9 +1830,9 @@ Test(gemm_wmma, splitk_results_are_bitwise_reproducible) {
       t_h2d(da, ha, m * k * 2);
       t_h2d(db, hb, k * n * 2);
       t_h2d(dbias, hbias, n * 2);
-      T_CUDA(cudaMemset(ws, 0x00, need + 1));
+      t_memset(ws, 0x00, need + 1);
       T_OK(gko_gemm_execute(plan, 1.0f, da, db, 0.0f, NULL, d1, dbias, ws, need, NULL));
-      T_CUDA(cudaMemset(ws, T_POISON_BYTE, need + 1));
+      t_memset(ws, T_POISON_BYTE, need + 1);
       T_OK(gko_gemm_execute(plan, 1.0f, da, db, 0.0f, NULL, d2, dbias, ws, need, NULL));
       T_CUDA(cudaDeviceSynchronize());
       uint16_t *h1 = malloc(m * n * 2), *h2 = malloc(m * n * 2);
@@ -2159,8 +2159,8 @@ static void invariant_pieces(int backend, int64_t m, int epilogue) {
   t_h2d(da, ha, 2 * m * k);
   t_h2d(db, hb, 2 * k * n);
   t_h2d(dbias, hbias, 2 * n);
-  T_CUDA(cudaMemset(d1, T_POISON_BYTE, 2 * m * n));
-  T_CUDA(cudaMemset(d2, T_POISON_BYTE, 2 * m * n));
+  t_memset(d1, T_POISON_BYTE, 2 * m * n);
+  t_memset(d2, T_POISON_BYTE, 2 * m * n);
   const int64_t rows[3][2] = {{0, m}, {0, cut}, {cut, m}};
   for (int piece = 0; piece < 3; piece++) {
     const int64_t r0 = rows[piece][0], mm = rows[piece][1] - r0;

@@ -433,7 +433,7 @@ Test(pool, empty_batch_and_bad_arguments_leave_output_untouched) {
   d = pmake_desc(&p);
   const size_t xb = 2 * 8 * 6 * 6 * 2, yb = 2 * 8 * 3 * 3 * 2;
   unsigned char *x = t_dalloc(xb), *y = t_dalloc(yb + 64);
-  T_CUDA(cudaMemset(y, T_POISON_BYTE, yb + 64));
+  t_memset(y, T_POISON_BYTE, yb + 64);
   T_CUDA(cudaDeviceSynchronize());
   T_FAILS(GKO_STATUS_INVALID_VALUE, gko_pool_forward(NULL, d, x, y, NULL));
   T_FAILS(GKO_STATUS_INVALID_VALUE, gko_pool_forward(h, NULL, x, y, NULL));

@@ -1031,7 +1031,7 @@ Test(spmm, bad_execute_arguments_leave_c_untouched) {
   unsigned char *init = malloc(cb + 64), *back = malloc(cb + 64);
   for (size_t i = 0; i < cb + 64; i++) init[i] = (unsigned char)(t_next() & 0xff);
   t_h2d(C, init, cb + 64);
-  T_CUDA(cudaMemset(B, 0, bb + 64));
+  t_memset(B, 0, bb + 64);
   gko_spmm_plan_t p = NULL;
   T_OK(gko_spmm_plan_create(h, d.csr, n, GKO_LAYOUT_ROW_MAJOR, n, n, GKO_SPMM_KERNEL_MERGE, &p,
                             NULL));
@@ -1117,7 +1117,7 @@ Test(spmm, huge_int64_offsets) {
       size_t ws = 0;
       T_OK(gko_spmm_workspace_size(p, &ws));
       void *W = ws ? t_dalloc(ws) : NULL;
-      T_CUDA(cudaMemset(C, 0xff, (size_t)m * n * 2));
+      t_memset(C, 0xff, (size_t)m * n * 2);
       T_OK(gko_spmm_execute(p, 1.0f, B, 0.0f, C, W, ws, NULL));
       T_CUDA(cudaDeviceSynchronize());
       int64_t bad = 0;

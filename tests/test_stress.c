@@ -122,6 +122,7 @@ static cudaError_t dev_rand(void **d, gko_dtype_t dt, size_t n, double lo, doubl
   fill_dt(dt, h, n, lo, hi);
   cudaError_t e = cudaMalloc(d, bytes ? bytes : 1);
   if (e == cudaSuccess && bytes) e = cudaMemcpy(*d, h, bytes, cudaMemcpyHostToDevice);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(cudaStreamLegacy); /* as t_h2d */
   free(h);
   return e;
 }
@@ -129,12 +130,14 @@ static cudaError_t dev_rand(void **d, gko_dtype_t dt, size_t n, double lo, doubl
 static cudaError_t dev_poisoned(void **d, size_t bytes) {
   cudaError_t e = cudaMalloc(d, bytes ? bytes : 1);
   if (e == cudaSuccess) e = cudaMemset(*d, T_POISON_BYTE, bytes ? bytes : 1);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(cudaStreamLegacy);
   return e;
 }
 
 static cudaError_t dev_upload(void **d, const void *h, size_t bytes) {
   cudaError_t e = cudaMalloc(d, bytes ? bytes : 1);
   if (e == cudaSuccess && bytes) e = cudaMemcpy(*d, h, bytes, cudaMemcpyHostToDevice);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(cudaStreamLegacy);
   return e;
 }
 
