@@ -227,25 +227,6 @@ class GkoResNet18:
 # timing
 # ---------------------------------------------------------------------------
 
-def capture(fn, warmup=3):
-    """(graph, output) of one call of fn captured after warm-up on a side
-    stream; the output tensor is the graph's (rewritten by each replay)."""
-    import torch
-
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(warmup):
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        out = fn()
-    torch.cuda.synchronize()
-    return g, out
-
-
 def images_per_s(stream_time, fn, n, reps):
     us = stream_time(fn, calls=CALLS, reps=reps)
     return n / (us * 1e-6)
@@ -288,7 +269,7 @@ def main():
         return cannot_run(str(e))
     except (OSError, ImportError) as e:  # libgko.so.0 not found, or another ABI major
         return cannot_run("cannot load libgko (run make, or set GKO_LIBRARY): %s" % e)
-    from harness import stream_time
+    from harness import capture, stream_time
     from export_resnet18 import make_model
 
     dt = {"f16": torch.float16, "bf16": torch.bfloat16}[args.dtype]

@@ -13,7 +13,10 @@ import time
 import torch
 
 
-def device_time(fn, calls=20, reps=15, warmup=3):
+def capture(fn, calls=1, warmup=3):
+    """(graph, output of the last call): `calls` calls of fn captured into
+    one CUDA graph after warm-up on a side stream (the output tensor belongs
+    to the graph and is rewritten by each replay)."""
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
@@ -22,9 +25,16 @@ def device_time(fn, calls=20, reps=15, warmup=3):
     torch.cuda.current_stream().wait_stream(s)
     torch.cuda.synchronize()
     g = torch.cuda.CUDAGraph()
+    out = None
     with torch.cuda.graph(g):
         for _ in range(calls):
-            fn()
+            out = fn()
+    torch.cuda.synchronize()
+    return g, out
+
+
+def device_time(fn, calls=20, reps=15, warmup=3):
+    g, _ = capture(fn, calls, warmup)
     g.replay()
     torch.cuda.synchronize()
     a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
