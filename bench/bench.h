@@ -52,6 +52,9 @@ extern double g_last_host_us;
  * into one graph, replayed g_repeat times between events, median. */
 double time_graph(run_fn fn, void *ctx, cudaStream_t s, int calls);
 double measure_copy(cudaStream_t s);
+/* The host clock (CLOCK_MONOTONIC, µs) and the median of n values (sorts v). */
+double bench_now_us(void);
+double bench_median(double *v, int n);
 /* The smallest stream operation: one 4-byte cudaMemsetAsync, timed like
  * every case (device time, and latency = the call + cudaStreamSynchronize on
  * the host clock).  Its latency minus its device time is what launching and

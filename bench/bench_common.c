@@ -15,7 +15,7 @@ double g_copy_gbs = 0;
 double g_last_host_us = 0;
 FILE *g_json = NULL;
 
-static double now_us(void) {
+double bench_now_us(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
@@ -26,7 +26,7 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static double median(double *v, int n) {
+double bench_median(double *v, int n) {
   qsort(v, n, sizeof *v, cmp_double);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
@@ -58,25 +58,25 @@ void time_case_host(run_fn fn, void *ctx, cudaStream_t s, double *dev_us, double
     /* host time per enqueue: the k calls are issued back to back while the
      * GPU works through the queue, so this is the host cost of one call
      * (argument checks, plan lookups, launches), not the GPU's */
-    double h0 = now_us();
+    double h0 = bench_now_us();
     for (int i = 0; i < k; i++) fn(ctx, s);
-    hu[r] = (now_us() - h0) / k;
+    hu[r] = (bench_now_us() - h0) / k;
     CK(cudaEventRecord(b, s));
     CK(cudaEventSynchronize(b));
     float ms = 0;
     CK(cudaEventElapsedTime(&ms, a, b));
     d[r] = ms * 1000.0 / k;
   }
-  if (g_power) bench_power_end(median(d, g_repeat), "back-to-back calls");
+  if (g_power) bench_power_end(bench_median(d, g_repeat), "back-to-back calls");
   for (int r = 0; r < g_repeat; r++) {
-    double t0 = now_us();
+    double t0 = bench_now_us();
     fn(ctx, s);
     CK(cudaStreamSynchronize(s));
-    l[r] = now_us() - t0;
+    l[r] = bench_now_us() - t0;
   }
-  *dev_us = median(d, g_repeat);
-  *lat_us = median(l, g_repeat);
-  g_last_host_us = median(hu, g_repeat);
+  *dev_us = bench_median(d, g_repeat);
+  *lat_us = bench_median(l, g_repeat);
+  g_last_host_us = bench_median(hu, g_repeat);
   if (host_us) *host_us = g_last_host_us;
   free(d);
   free(l);
@@ -110,7 +110,7 @@ double time_graph(run_fn fn, void *ctx, cudaStream_t s, int calls) {
     CK(cudaEventElapsedTime(&ms, a, b));
     d[r] = ms * 1000.0 / calls;
   }
-  double med = median(d, g_repeat);
+  double med = bench_median(d, g_repeat);
   if (g_power) bench_power_end(med, "graph replay");
   free(d);
   cudaEventDestroy(a);
@@ -546,7 +546,7 @@ void bench_power_begin(void) {
   smp.power_mw = smp.clock_mhz = 0;
   smp.mem_used = 0;
   smp.power_err = smp.clock_err = smp.mem_err = 0;
-  g_power_t0_us = now_us();
+  g_power_t0_us = bench_now_us();
   smp.running = pthread_create(&smp.thread, NULL, sampler_main, NULL) == 0;
   if (!smp.running) {
     static int warned = 0;
@@ -574,7 +574,7 @@ void bench_power_end(double dev_us, const char *what) {
   }
   bench_power_t *p = &g_last_power;
   p->fresh = 1;
-  p->region_ms = (now_us() - g_power_t0_us) * 1e-3;
+  p->region_ms = (bench_now_us() - g_power_t0_us) * 1e-3;
   p->power_n = smp.power_n;
   p->watts = smp.power_n ? smp.power_mw * 1e-3 / smp.power_n : 0;
   p->clock_n = smp.clock_n;

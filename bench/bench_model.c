@@ -24,8 +24,6 @@
  * of 20 calls), its share of the sum, TFLOP/s and fraction of its floor. */
 #include "bench.h"
 
-#include <time.h>
-
 #include "../util/half.h"
 #include "../util/resnet18.h"
 
@@ -103,19 +101,12 @@ static double graph_latency(net_ctx *c, cudaStream_t s) {
   for (int i = 0; i < 3; i++) CK(cudaGraphLaunch(ge, s));
   CK(cudaStreamSynchronize(s));
   for (int r = 0; r < g_repeat; r++) {
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    const double t0 = bench_now_us();
     CK(cudaGraphLaunch(ge, s));
     CK(cudaStreamSynchronize(s));
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    l[r] = (t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) * 1e-3;
+    l[r] = bench_now_us() - t0;
   }
-  for (int i = 1; i < g_repeat; i++) /* insertion sort: a few values */
-    for (int j = i; j > 0 && l[j] < l[j - 1]; j--) {
-      const double t = l[j];
-      l[j] = l[j - 1], l[j - 1] = t;
-    }
-  const double med = g_repeat % 2 ? l[g_repeat / 2] : 0.5 * (l[g_repeat / 2 - 1] + l[g_repeat / 2]);
+  const double med = bench_median(l, g_repeat);
   free(l);
   cudaGraphExecDestroy(ge);
   cudaGraphDestroy(g);
