@@ -197,5 +197,7 @@ int bench_spmm_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv);
 int bench_spmm_suite(gko_handle_t h, cudaStream_t s);
 int bench_model_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv);
 int bench_model_suite(gko_handle_t h, cudaStream_t s);
+int bench_fp8_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv);
+int bench_fp8_suite(gko_handle_t h, cudaStream_t s);
 
 #endif

@@ -38,6 +38,7 @@ static const module kModules[] = {
     {"conv", bench_conv_cmd, bench_conv_suite, 1},
     {"spmm", bench_spmm_cmd, bench_spmm_suite, 0},
     {"model", bench_model_cmd, bench_model_suite, 0},
+    {"fp8", bench_fp8_cmd, bench_fp8_suite, 0},
 };
 enum { kNumModules = sizeof kModules / sizeof kModules[0] };
 
@@ -66,6 +67,8 @@ static void usage(void) {
           "[--backend auto|cublaslt|wmma|sm90] [--autotune] [--rotate] [--static] [--interleave]\n"
           "  model resnet18 [--batch 1,32,128,256] [--dtype f16|bf16|f32] [--layout nhwc|nchw] "
           "[--power]\n"
+          "  fp8 [--m M --n N --k K] [--fast] [--out bf16|f16|f32|e4m3]   (e4m3 GEMM vs bf16)\n"
+          "  fp8 --suite   (GEMM shapes, quantize and dequantize of 2^28 elements)\n"
           "  gemm --suite all|shapes|k1027|ffn1|square|decode|autotune|sm90|decode-sweep\n"
           "                |decode-sweep-xb\n");
 }

@@ -134,16 +134,37 @@ GKO_API const char *gko_last_error_detail(void);
 /* ------------------------------------------------------------------------ */
 /* Basic types                                                               */
 /* ------------------------------------------------------------------------ */
-/* Element types of tensors.  f16 is IEEE binary16, bf16 is bfloat16. */
+/* Element types of tensors.  f16 is IEEE binary16, bf16 is bfloat16.
+ * F8E4M3 and F8E5M2 are the OCP 8-bit floating-point formats (OCP 8-bit
+ * Floating Point Specification, 2023): E4M3 has 4 exponent and 3 mantissa
+ * bits, a largest finite value of 448, NaN (S.1111.111) and no infinities;
+ * E5M2 has 5 and 2, a largest finite value of 57344, IEEE infinities and
+ * NaNs.  The 8-bit types are storage for GEMM (gko_gemm_desc_create) and
+ * for gko_quantize / gko_dequantize; every other operator answers
+ * GKO_STATUS_NOT_SUPPORTED for them. */
 typedef enum gko_dtype_e {
   GKO_DTYPE_F32 = 0,
   GKO_DTYPE_F16 = 1,
-  GKO_DTYPE_BF16 = 2
+  GKO_DTYPE_BF16 = 2,
+  GKO_DTYPE_F8E4M3 = 3,
+  GKO_DTYPE_F8E5M2 = 4
 } gko_dtype_t;
 
 /* Size in bytes of one element of dtype, or 0 for an unknown dtype.
  * Storage: none.  Async: no.  Capture: yes. */
 GKO_API size_t gko_dtype_size(gko_dtype_t dtype);
+
+/* How the f32 factors of 8-bit data are laid out (gko_quantize,
+ * gko_dequantize, gko_gemm_execute_scaled). */
+typedef enum gko_scale_mode_e {
+  /* one factor for the whole tensor */
+  GKO_SCALE_TENSOR = 0,
+  /* one factor per row: gko_quantize/_dequantize, rows values; GEMM (as
+   * torch._scaled_mm's row-wise scaling, cuBLASLt's outer-vector mode):
+   * scale_a has m values, one per row of op(A), scale_b n values, one per
+   * column of op(B) (per output channel of x * W^T) */
+  GKO_SCALE_ROWWISE = 1
+} gko_scale_mode_t;
 
 /* The same type as cudaStream_t and CUstream: pass your streams as they are.
  * NULL is the legacy default stream. */
@@ -267,7 +288,8 @@ typedef enum gko_gelu_approx_e {
  * overflows an intermediate.
  * Returns GKO_STATUS_INVALID_VALUE (NULL handle or pointer, n < 0, unknown
  * dtype or approx, misaligned or partially overlapping pointers, host
- * memory the GPU cannot access), GKO_STATUS_DEVICE_MISMATCH,
+ * memory the GPU cannot access), GKO_STATUS_NOT_SUPPORTED (an FP8 dtype),
+ * GKO_STATUS_DEVICE_MISMATCH,
  * GKO_STATUS_CUDA_ERROR (the launch failed) or GKO_STATUS_EXECUTION_FAILED
  * (the context already holds a sticky error).
  * Storage: none.  Async: yes.  Capture: yes. */
@@ -306,6 +328,11 @@ GKO_API gko_status_t gko_gelu_backward(gko_handle_t handle,
  * Types: A and B share ab_dtype (F32, F16 or BF16); C, D and the bias share
  * cd_dtype, which is ab_dtype or F32.  Products accumulate in f32 (see
  * gko_gemm_compute_t for the opt-in TF32 and f16-accumulate modes).
+ * FP8 (cuBLASLt only, compute capability 8.9 and newer): A and B in
+ * F8E4M3 or F8E5M2 (GKO_GEMM_ATTR_B_DTYPE gives B its own 8-bit type; not
+ * both E5M2), f32 accumulation, dequantization factors per tensor or per
+ * row/column (gko_gemm_execute_scaled), and D in F32, F16, BF16 or an FP8
+ * type quantized with its own factor; "FP8 GEMM" below lists the rules.
  * Algorithms: cuBLASLt (NVIDIA, cublasLtMatmul with its heuristic) or gko's
  * own WMMA Tensor-Core kernel (f16/bf16 inputs; a split-K variant for
  * min(m, n) <= 16); the elementwise epilogue passes and the padding copies
@@ -364,7 +391,7 @@ typedef enum gko_gemm_backend_e {
    * leading dimension and alignment, every epilogue fused (GELU-erf
    * included; GELU as gko_gelu_forward), strided batches; m or n <= 16 runs
    * a split-K kernel whose results are identical from run to run.  f32
-   * inputs: NOT_SUPPORTED.  GKO_GEMM_ATTR_PAD does not apply. */
+   * and FP8 inputs: NOT_SUPPORTED.  GKO_GEMM_ATTR_PAD does not apply. */
   GKO_GEMM_BACKEND_WMMA = 2,
   /* gko's Hopper kernels on CUTLASS's sm90 collectives (TMA loads, wgmma,
    * warp-specialized persistent kernels; the CUTLASS version is in
@@ -380,8 +407,8 @@ typedef enum gko_gemm_backend_e {
    * where cuBLASLt and WMMA declined -- run cuBLASLt's plan of the same
    * problem instead); a bias less aligned runs in gko's pass (FUSION_
    * REQUIRED: INVALID_VALUE).
-   * GKO_GEMM_ATTR_PAD does not apply.  Builds without it (GKO_ARCHS
-   * without 90): NOT_SUPPORTED. */
+   * GKO_GEMM_ATTR_PAD does not apply.  FP8 inputs and builds without it
+   * (GKO_ARCHS without 90): NOT_SUPPORTED. */
   GKO_GEMM_BACKEND_SM90 = 3
 } gko_gemm_backend_t;
 
@@ -396,7 +423,14 @@ typedef enum gko_gemm_compute_e {
   /* f16 accumulation (cuBLAS's CUBLAS_COMPUTE_16F), faster on some GPUs,
    * relative error about 5e-4 * sqrt(k).  Only for ab_dtype = cd_dtype = F16
    * (else NOT_SUPPORTED). */
-  GKO_GEMM_COMPUTE_F16_ACCUMULATE = 2
+  GKO_GEMM_COMPUTE_F16_ACCUMULATE = 2,
+  /* FP8 inputs only (else INVALID_VALUE): cuBLASLt's fast accumulation
+   * (CUBLASLT_MATMUL_DESC_FAST_ACCUM, torch._scaled_mm's use_fast_accum):
+   * the Tensor Cores' partial sums are not periodically added into full f32
+   * accumulators, which is faster and loses accuracy as k grows (the
+   * Hopper FP8 accumulator keeps about 14 mantissa bits: DeepSeek-V3
+   * technical report, 2024, section 3.3.2). */
+  GKO_GEMM_COMPUTE_FP8_FAST_ACCUMULATE = 3
 } gko_gemm_compute_t;
 
 /* Whether the epilogue is fused into the GEMM kernel. */
@@ -535,7 +569,16 @@ typedef enum gko_gemm_attr_e {
    * attribute changes nothing.  gko_gemm_plan_describe says
    * "programmatic dependent launch" when it applies.  Results are bitwise
    * the same with and without it. */
-  GKO_GEMM_ATTR_STATIC_OPERANDS = 27
+  GKO_GEMM_ATTR_STATIC_OPERANDS = 27,
+  /* B's gko_dtype_t when it differs from A's, or -1 (the default: B has
+   * AB_DTYPE, which is then A's type).  Only 8-bit pairs may differ: E4M3
+   * with E5M2 or E5M2 with E4M3 (else plan_create INVALID_VALUE). */
+  GKO_GEMM_ATTR_B_DTYPE = 28,
+  /* gko_scale_mode_t of the FP8 dequantization factors scale_a and scale_b
+   * of gko_gemm_execute_scaled; default GKO_SCALE_TENSOR.  ROWWISE needs
+   * FP8 inputs (else INVALID_VALUE at plan_create). */
+  GKO_GEMM_ATTR_SCALE_A_MODE = 29,
+  GKO_GEMM_ATTR_SCALE_B_MODE = 30
 } gko_gemm_attr_t;
 
 /* GKO_GEMM_ATTR_STATIC_OPERANDS values (a bit mask). */
@@ -554,8 +597,10 @@ typedef struct gko_gemm_plan_s *gko_gemm_plan_t;
 
 /* Creates a descriptor for D[m x n] = op(A) op(B), every other attribute at
  * its default (row-major, no transposes, tight leading dimensions, one
- * batch, no epilogue).  Returns GKO_STATUS_INVALID_VALUE for a NULL desc, an
- * unknown dtype, cd_dtype neither ab_dtype nor F32, or a negative size;
+ * batch, no epilogue).  cd_dtype is ab_dtype or F32; with an FP8 ab_dtype
+ * it may be any dtype (see "FP8 GEMM" at gko_gemm_execute_scaled).
+ * Returns GKO_STATUS_INVALID_VALUE for a NULL desc, an unknown dtype,
+ * another cd_dtype, or a negative size;
  * GKO_STATUS_ALLOC_FAILED.  *desc is untouched on failure.
  * Storage: allocates host memory (gko_gemm_desc_destroy frees it).
  * Async: no.  Capture: yes. */
@@ -674,6 +719,55 @@ GKO_API gko_status_t gko_gemm_execute(gko_gemm_plan_t plan, float alpha,
                                       size_t workspace_bytes,
                                       gko_stream_t stream);
 
+/* FP8 GEMM: gko_gemm_execute with the 8-bit data's f32 factors, all device
+ * pointers read when the work runs (so they may change per call, and a
+ * captured graph reads their current values at each replay):
+ *   X = alpha * sum_k (scale_a[i] * A[i][k]) (scale_b[j] * B[k][j])
+ *       + beta * C + bias,                       then the activation;
+ *   D = X (F32/F16/BF16 D) or quantize(scale_d * X) (FP8 D).
+ * scale_a, scale_b: dequantization factors, GKO_GEMM_ATTR_SCALE_A_MODE /
+ * _B_MODE (both the same): TENSOR one value, ROWWISE m values (A) / n
+ * values (B); NULL: 1 (TENSOR only; ROWWISE needs its vector).  scale_d:
+ * FP8 D only, one value, NULL: 1.  amax_d: FP8 D only, NULL, or one f32
+ * that receives the largest |act(X)| over every element and batch (after
+ * the activation, before scale_d: the statistic delayed scaling records).  Each pointer device-accessible and
+ * 16-byte aligned (cuBLASLt refuses less).  gko_gemm_execute on an FP8
+ * plan is this call with four NULLs; this call on a plan without FP8
+ * inputs needs all four NULL.
+ * Rules (cuBLASLt's FP8 kernels, NVIDIA cuBLAS documentation,
+ * "cublasLtMatmul"): compute capability 8.9 or newer; backend AUTO or
+ * CUBLASLT; COMPUTE_DEFAULT or FP8_FAST_ACCUMULATE; both operands stored
+ * with k contiguous -- row-major TRANSA = N and TRANSB = T (D = A B^T with B
+ * stored n x k: x W^T, the linear layer), column-major TRANSA = T and
+ * TRANSB = N; lda, ldb, k and the batch strides of A and B multiples of 16;
+ * ALIGNMENT >= 16; SCALE_A_MODE == SCALE_B_MODE.  Otherwise plan_create
+ * answers NOT_SUPPORTED naming the rule (gko does not transpose or pad
+ * 8-bit operands).  D F32, F16 or BF16: C and bias have cd_dtype, every
+ * epilogue as for 16-bit inputs (GELU-erf, and an F32 D's bias, in gko's
+ * pass).  FP8 D: E4M3 (from any pair) or E5M2 (with an E5M2 operand),
+ * per-tensor factors only (else NOT_SUPPORTED); beta must be 0
+ * (INVALID_VALUE; C is not read, may be NULL), the bias is BF16, the
+ * epilogue must fuse into cuBLASLt (NONE, RELU, GELU_TANH, with or without
+ * bias: else NOT_SUPPORTED; FUSION_NEVER too), its bias 16-byte aligned
+ * (else INVALID_VALUE), and values beyond the format saturate to its
+ * largest finite value (cuBLASLt's conversion).  k = 0 (NOT_SUPPORTED at
+ * plan_create) or alpha = 0 (INVALID_VALUE) with an FP8 D, and amax_d with
+ * either, are refused: gko's epilogue pass, which writes D then, neither
+ * quantizes nor computes amax.
+ * Statuses, pointers, workspace, asynchrony, threads: as gko_gemm_execute;
+ * also INVALID_VALUE for a scale pointer the rules above exclude, and
+ * NOT_SUPPORTED when cuBLASLt has no kernel that also computes amax_d.
+ * Measured speeds and the support matrix: docs/fp8.md.
+ * Storage: none.  Async: yes.  Capture: yes. */
+GKO_API gko_status_t gko_gemm_execute_scaled(gko_gemm_plan_t plan, float alpha,
+                                             const void *a, const float *scale_a,
+                                             const void *b, const float *scale_b,
+                                             float beta, const void *c, void *d,
+                                             const float *scale_d, float *amax_d,
+                                             const void *bias, void *workspace,
+                                             size_t workspace_bytes,
+                                             gko_stream_t stream);
+
 /* One-shot row-major GEMM for simple callers: the same as a descriptor with
  * these attributes (LAYOUT ROW_MAJOR, one batch, ALIGNMENT from the actual
  * pointers) planned and executed at once.  lda, ldb, ldc, ldd: leading
@@ -698,6 +792,50 @@ GKO_API gko_status_t gko_gemm(gko_handle_t handle, gko_op_t transa,
                               const void *c, int64_t ldc, void *d,
                               int64_t ldd, gko_epilogue_t epilogue,
                               const void *bias, gko_stream_t stream);
+
+/* ------------------------------------------------------------------------ */
+/* FP8 quantization                                                          */
+/* ------------------------------------------------------------------------ */
+/* y = quantize(x * scale) for a tight row-major rows x cols tensor:
+ * x_dtype F32, F16 or BF16, y_dtype F8E4M3 or F8E5M2.  The product is
+ * rounded to f32, then to the 8-bit format to nearest even; the product of
+ * a finite x beyond the format (even one that overflows f32) saturates to
+ * its largest finite value, so a finite x never gives NaN; NaN gives NaN;
+ * an infinite x (times a nonzero scale) gives E5M2's infinity of that sign,
+ * and NaN in E4M3, which has no infinity (a saturated Inf would look like
+ * data).  -0 stays -0.
+ * mode: GKO_SCALE_TENSOR (scale: one f32 factor, NULL: 1) or ROWWISE
+ * (scale: rows factors, required).  amax: NULL, or one f32 that receives
+ * max |x| over the whole input (before scaling; NaN if any x is NaN) from
+ * the same read of x.
+ * x, y, scale, amax: device-accessible, each aligned to its element size
+ * (16-byte alignment of x and y takes the vector path); x and y must not
+ * overlap.  rows or cols 0: nothing is read or written (x and y may be
+ * NULL), amax (if given) is set to 0.
+ * Algorithm: one pass of 16-byte vectors, the amax reduced per block and
+ * combined with one atomic per block; amax is first set to 0 on the stream
+ * (a memset, so the call is two stream operations).
+ * Returns GKO_STATUS_INVALID_VALUE (NULL handle, a NULL pointer the call
+ * needs, negative sizes, rows * cols overflowing, unknown dtype or mode,
+ * misaligned or overlapping pointers, host memory the GPU cannot access),
+ * GKO_STATUS_NOT_SUPPORTED (a dtype pair other than the above),
+ * GKO_STATUS_DEVICE_MISMATCH, GKO_STATUS_CUDA_ERROR,
+ * GKO_STATUS_EXECUTION_FAILED.  On failure nothing is enqueued.
+ * Storage: none.  Async: yes.  Capture: yes. */
+GKO_API gko_status_t gko_quantize(gko_handle_t handle, gko_dtype_t x_dtype,
+                                  const void *x, gko_dtype_t y_dtype, void *y,
+                                  int64_t rows, int64_t cols,
+                                  gko_scale_mode_t mode, const float *scale,
+                                  float *amax, gko_stream_t stream);
+/* y = x * scale: x_dtype F8E4M3 or F8E5M2, y_dtype F32, F16 or BF16 (the
+ * product in f32, rounded once to y_dtype; NaN and infinities carried).
+ * Shapes, mode, scale, pointers and statuses as gko_quantize (no amax).
+ * Storage: none.  Async: yes.  Capture: yes. */
+GKO_API gko_status_t gko_dequantize(gko_handle_t handle, gko_dtype_t x_dtype,
+                                    const void *x, gko_dtype_t y_dtype,
+                                    void *y, int64_t rows, int64_t cols,
+                                    gko_scale_mode_t mode,
+                                    const float *scale, gko_stream_t stream);
 
 /* ------------------------------------------------------------------------ */
 /* Sparse matrices: CSR descriptor and validation                            */
@@ -733,7 +871,8 @@ typedef struct gko_csr_s *gko_csr_t;
  * nnz > 0 with m == 0 or k == 0 (no entry could be valid); nnz > 2^31 - 1
  * with GKO_INDEX_INT32; an unknown index type or value dtype; a NULL array
  * that is not empty; a pointer not aligned to its element size.
- * GKO_STATUS_ALLOC_FAILED.  *csr is untouched on failure.
+ * GKO_STATUS_NOT_SUPPORTED for an FP8 value dtype; GKO_STATUS_ALLOC_FAILED.
+ * *csr is untouched on failure.
  * Storage: allocates host memory (freed by gko_csr_destroy).
  * Async: no.  Capture: yes (host only). */
 GKO_API gko_status_t gko_csr_create(gko_csr_t *csr, int64_t m, int64_t k,
@@ -1153,6 +1292,7 @@ typedef struct gko_conv_plan_s *gko_conv_plan_t;
  * 1, no padding, dilation 1, one group, no epilogue, no workspace bound).
  * Returns GKO_STATUS_INVALID_VALUE for a NULL desc, an unknown dtype or
  * layout, or a size out of its range (see gko_conv_attr_t);
+ * GKO_STATUS_NOT_SUPPORTED for an FP8 dtype (also from gko_conv_desc_set);
  * GKO_STATUS_ALLOC_FAILED.  *desc is untouched on failure.
  * Storage: allocates host memory (gko_conv_desc_destroy frees it).
  * Async: no.  Capture: yes. */
@@ -1369,7 +1509,8 @@ typedef struct gko_pool_desc_s *gko_pool_desc_t;
 
 /* Creates a descriptor (stride 1, no padding, dilation 1, floor mode).
  * INVALID_VALUE for a NULL desc or a value out of its range (the detail
- * names the attribute); ALLOC_FAILED.  *desc untouched on failure.
+ * names the attribute); NOT_SUPPORTED for an FP8 dtype (also from
+ * gko_pool_desc_set); ALLOC_FAILED.  *desc untouched on failure.
  * Storage: allocates host memory (gko_pool_desc_destroy frees it).
  * Async: no.  Capture: yes. */
 GKO_API gko_status_t gko_pool_desc_create(gko_pool_desc_t *desc, gko_pool_mode_t mode,

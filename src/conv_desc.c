@@ -13,7 +13,7 @@
 /* Each attribute's valid values and default, in gko_conv_attr_t order. */
 static const gk_rule kRule[GK_CONV_NATTR] = {
     [GKO_CONV_ATTR_DTYPE] = {"GKO_CONV_ATTR_DTYPE", GKO_DTYPE_F32, GKO_DTYPE_BF16, 0,
-                             "is not a gko_dtype_t", 0},
+                             "is not a gko_dtype_t", 0, 1},
     [GKO_CONV_ATTR_LAYOUT] = {"GKO_CONV_ATTR_LAYOUT", GKO_CONV_LAYOUT_NCHW,
                               GKO_CONV_LAYOUT_NHWC, 0,
                               "is not GKO_CONV_LAYOUT_NCHW (0) or GKO_CONV_LAYOUT_NHWC (1)", 0},

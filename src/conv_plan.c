@@ -458,7 +458,7 @@ static gko_status_t gk_conv_plan_im2col(gko_conv_plan_t cp) {
 
 /* ---- the description ------------------------------------------------------------ */
 
-static const char *gk_dtype_name(int d) {
+static const char *conv_dtype_name(int d) {
   return d == GKO_DTYPE_F32 ? "f32" : d == GKO_DTYPE_F16 ? "f16" : "bf16";
 }
 
@@ -491,17 +491,17 @@ static void gk_conv_explain_im2col(gko_conv_plan_t cp) {
            "col [M=%lld][kp=%lld] %s (L = R*S*C = %lld), ",
            (double)((size_t)nb * cp->xt_img_bytes) / 1e6,
            (double)((size_t)nb * cp->d_img_bytes) / 1e6, (long long)(nb * ohw),
-           (long long)cp->kp, gk_dtype_name(p->dtype), (long long)cp->l);
+           (long long)cp->kp, conv_dtype_name(p->dtype), (long long)cp->l);
   else if (p->layout == GKO_CONV_LAYOUT_NHWC)
     GK_WHY(cp, "im2col NHWC: col [G=%lld][M=%lld][kp=%lld] %s (L = R*S*C/groups = %lld), ",
-           (long long)G, (long long)(nb * ohw), (long long)cp->kp, gk_dtype_name(p->dtype),
+           (long long)G, (long long)(nb * ohw), (long long)cp->kp, conv_dtype_name(p->dtype),
            (long long)cp->l);
   else
     GK_WHY(cp,
            "im2col NCHW: col [%lld images][G=%lld][kp=%lld][%lld (OH*OW = %lld)] %s (L = "
            "C/groups*R*S = %lld), ",
            (long long)nb, (long long)G, (long long)cp->kp, (long long)cp->ohw_ld,
-           (long long)ohw, gk_dtype_name(p->dtype), (long long)cp->l);
+           (long long)ohw, conv_dtype_name(p->dtype), (long long)cp->l);
   const char *bound =
       c->chunk_bound == GK_CONV_CHUNK_BATCH       ? "the whole batch"
       : c->chunk_bound == GK_CONV_CHUNK_MAX_CHUNK ? "GKO_CONV_ATTR_MAX_CHUNK"

@@ -116,9 +116,18 @@ gko_status_t gk_describe(const void *obj, const char *obj_name, const char *text
  * query that tells the size). */
 gko_status_t gk_check_workspace(const void *ws, size_t bytes, size_t need, const char *sizer);
 
-/* INVALID_VALUE ("<name> = <dtype> is not a gko_dtype_t") unless dtype is
- * one; else *es (if not NULL) = its size in bytes. */
+/* A 16- or 32-bit operand dtype (what every operator but GEMM and the FP8
+ * conversions takes): INVALID_VALUE ("<name> = <dtype> is not a
+ * gko_dtype_t") for an unknown value, NOT_SUPPORTED for an 8-bit one; else
+ * *es (if not NULL) = its size in bytes. */
 gko_status_t gk_check_dtype(int dtype, const char *name, size_t *es);
+
+/* Nonzero for GKO_DTYPE_F8E4M3 and GKO_DTYPE_F8E5M2. */
+static inline int gk_is_fp8(int64_t dtype) {
+  return dtype == GKO_DTYPE_F8E4M3 || dtype == GKO_DTYPE_F8E5M2;
+}
+/* "GKO_DTYPE_F8E4M3", ... ; "?" for an unknown value. */
+const char *gk_dtype_name(int64_t dtype);
 
 /* The valid values of an attribute or argument: [lo, hi] (powers of two
  * only where pow2); otherwise the detail is "<name> = <value> <bad>".
@@ -129,6 +138,7 @@ typedef struct gk_rule {
   int pow2;
   const char *bad;
   int64_t def;
+  int dtype; /* a 16/32-bit dtype: an 8-bit one is NOT_SUPPORTED (gk_check_dtype) */
 } gk_rule;
 
 /* INVALID_VALUE (the rule's detail) when v breaks r. */

@@ -19,7 +19,7 @@ static gko_status_t gk_csr_check_ptr(const void *p, const char *name, size_t esi
 }
 
 static const gk_rule kIndexType = {"index_type", GKO_INDEX_INT32, GKO_INDEX_INT64, 0,
-                                   "is not GKO_INDEX_INT32 (0) or GKO_INDEX_INT64 (1)", 0};
+                                   "is not GKO_INDEX_INT32 (0) or GKO_INDEX_INT64 (1)", 0, 0};
 
 GKO_API gko_status_t gko_csr_create(gko_csr_t *csr, int64_t m, int64_t k, int64_t nnz,
                                     const void *row_ptr, const void *col_ind,

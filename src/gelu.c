@@ -9,7 +9,7 @@ static gko_status_t gk_gelu_check_array(const void *p, const char *name, size_t 
 }
 
 static const gk_rule kApprox = {"approx", GKO_GELU_ERF, GKO_GELU_TANH, 0,
-                                "is not GKO_GELU_ERF (0) or GKO_GELU_TANH (1)", 0};
+                                "is not GKO_GELU_ERF (0) or GKO_GELU_TANH (1)", 0, 0};
 
 static gko_status_t gk_gelu(int dir, gko_handle_t h, gko_gelu_approx_t approx,
                             gko_dtype_t dtype, int64_t n, const void *dy,

@@ -34,6 +34,8 @@ extern "C" {
  * column-major: no swap.  Strides and leading dimensions in elements. */
 typedef struct gk_gemm_problem {
   int ab_dtype, cd_dtype;
+  int b_dtype;                                  /* B's: ab_dtype unless an 8-bit pair */
+  int scale_a_mode, scale_b_mode;               /* gko_scale_mode_t (8-bit inputs) */
   int64_t m, n, k;
   int transa, transb, layout;
   int64_t lda, ldb, ldc, ldd;                   /* defaults resolved */
@@ -59,6 +61,8 @@ typedef struct gk_gemm_args {
   const void *a, *b, *c;
   void *d;
   const void *bias;
+  const float *scale_a, *scale_b, *scale_d; /* 8-bit inputs (NULL: 1) */
+  float *amax_d;                            /* NULL: not computed */
   const void *a_l, *b_l;
   void *ws;
   size_t ws_bytes;
@@ -117,7 +121,7 @@ struct gko_gemm_plan_s {
   /* execute's memo (src/gemm_execute.c): the last pointer set and stream
    * whose device checks passed; taken with a try-lock, never waited on */
   int memo_lock, memo_valid;
-  const void *memo_ptr[6];
+  const void *memo_ptr[10];
   void *memo_stream;
 };
 
@@ -150,6 +154,23 @@ void gk_gemm_plan_free(gko_gemm_plan_t plan);
 gko_status_t gk_gemm_execute(gko_gemm_plan_t plan, float alpha, const void *a, const void *b,
                              float beta, const void *c, void *d, const void *bias, void *ws,
                              size_t ws_bytes, gko_stream_t stream);
+
+/* The 8-bit factors of one call (gko_gemm_execute_scaled). */
+typedef struct gk_gemm_scales {
+  const float *a, *b, *d;
+  float *amax_d;
+} gk_gemm_scales;
+
+/* gemm_execute.c: gk_gemm_execute with the 8-bit factors (sc may be NULL). */
+gko_status_t gk_gemm_execute_scaled(gko_gemm_plan_t plan, float alpha, const void *a,
+                                    const void *b, float beta, const void *c, void *d,
+                                    const void *bias, const gk_gemm_scales *sc, void *ws,
+                                    size_t ws_bytes, gko_stream_t stream);
+
+/* The bias's dtype: cd_dtype, or BF16 for an 8-bit D (cuBLASLt's rule). */
+static inline int gk_gemm_bias_dtype(const gk_gemm_problem *p) {
+  return gk_is_fp8(p->cd_dtype) ? GKO_DTYPE_BF16 : p->cd_dtype;
+}
 
 /* gemm_tiles.c: readable name of a cuBLASLt tile id ("128x256"); NULL for
  * an id it does not know. */

@@ -61,7 +61,13 @@ typedef struct lt_choice {
 /* ---- helpers ------------------------------------------------------------------ */
 
 static cudaDataType_t lt_type(int dtype) {
-  return dtype == GKO_DTYPE_F32 ? CUDA_R_32F : dtype == GKO_DTYPE_F16 ? CUDA_R_16F : CUDA_R_16BF;
+  switch (dtype) {
+    case GKO_DTYPE_F32: return CUDA_R_32F;
+    case GKO_DTYPE_F16: return CUDA_R_16F;
+    case GKO_DTYPE_F8E4M3: return CUDA_R_8F_E4M3;
+    case GKO_DTYPE_F8E5M2: return CUDA_R_8F_E5M2;
+  }
+  return CUDA_R_16BF;
 }
 
 static const struct {
@@ -172,10 +178,19 @@ static size_t lt_total_ws(const lt_state *st, const lt_config *cfg, uint64_t lt_
 
 /* Types, compute type, and cuBLASLt's default workspace budget. */
 static void lt_types(lt_state *st, const gk_gemm_problem *p, int cc) {
-  st->ab = lt_type(p->ab_dtype);
+  st->ab = lt_type(p->swap ? p->b_dtype : p->ab_dtype); /* A_l's */
+  st->bt = lt_type(p->swap ? p->ab_dtype : p->b_dtype);
   st->cd = lt_type(p->cd_dtype);
+  st->fp8 = gk_is_fp8(p->ab_dtype);
+  st->fp8d = gk_is_fp8(p->cd_dtype);
+  /* an 8-bit D takes a 16-bit C (never read: beta is 0) and a bf16 bias */
+  st->ct = st->fp8d ? CUDA_R_16BF : st->cd;
+  st->biast = lt_type(gk_gemm_bias_dtype(p));
+  st->mode_a = p->swap ? p->scale_b_mode : p->scale_a_mode;
+  st->mode_b = p->swap ? p->scale_a_mode : p->scale_b_mode;
   st->esab = (int)gko_dtype_size(p->ab_dtype);
   st->escd = (int)gko_dtype_size(p->cd_dtype);
+  st->esbias = (int)gko_dtype_size(gk_gemm_bias_dtype(p));
   st->g = 16 / st->esab;
   st->compute = CUBLAS_COMPUTE_32F;
   st->scale = CUDA_R_32F;
@@ -195,9 +210,24 @@ static gko_status_t lt_split_epilogue(const lt_state *st, const gk_gemm_problem 
   c->act = p->epilogue >> 1;
   /* none, ReLU, GELU-tanh (cuBLASLt's GELU is the tanh form; erf is not) */
   const int act_fusable = c->act == 0 || c->act == 1 || c->act == 3;
-  c->bias_align = lt_batched_align(p->alignment > st->escd ? p->alignment : st->escd,
-                                   st->escd, p->stride_bias, p->batch);
-  const int bias_fusable = c->has_bias && p->bias_on_rows && c->bias_align >= 16;
+  c->bias_align = lt_batched_align(p->alignment > st->esbias ? p->alignment : st->esbias,
+                                   st->esbias, p->stride_bias, p->batch);
+  /* (8-bit inputs with an f32 D: cuBLASLt's bias would be bf16; gko's pass
+   * adds the f32 one) */
+  const int bias_fusable = c->has_bias && p->bias_on_rows && c->bias_align >= 16 &&
+                           !(st->fp8 && p->cd_dtype == GKO_DTYPE_F32);
+  if (st->fp8d) { /* nothing can follow the quantization */
+    const char *no = !act_fusable                         ? "GELU-erf"
+                     : p->fusion == GKO_GEMM_FUSION_NEVER ? "GKO_GEMM_FUSION_NEVER"
+                     : c->has_bias && !p->bias_on_rows    ? "a column-major D's bias"
+                     : c->has_bias && c->bias_align < 16  ? "a bias below 16-byte alignment"
+                                                          : NULL;
+    if (no)
+      return gk_fail(GKO_STATUS_NOT_SUPPORTED,
+                     "an 8-bit D (%s) needs the whole epilogue fused into cuBLASLt, which "
+                     "cannot take %s (gko's pass cannot follow the quantization)",
+                     gk_dtype_name(p->cd_dtype), no);
+  }
   if (p->fusion == GKO_GEMM_FUSION_REQUIRED) {
     if (!act_fusable)
       return gk_fail(GKO_STATUS_NOT_SUPPORTED,
@@ -244,19 +274,19 @@ static gko_status_t lt_init_layouts(lt_state *st, const gk_gemm_problem *p) {
   lt_operand_init(&st->pbk, !p->opb_l, p->nl, p->k, p->k, p->ldb_l, p->stride_b_l, p->batch,
                   st->g, st->esab);
   if ((cs = gk_lt_layout(&st->la, st->ab, ar, ac, p->lda_l, p->batch, p->stride_a_l)) ||
-      (cs = gk_lt_layout(&st->lb, st->ab, br, bc, p->ldb_l, p->batch, p->stride_b_l)) ||
-      (cs = gk_lt_layout(&st->lc, st->cd, p->ml, p->nl, p->ldc, p->batch, p->stride_c)) ||
+      (cs = gk_lt_layout(&st->lb, st->bt, br, bc, p->ldb_l, p->batch, p->stride_b_l)) ||
+      (cs = gk_lt_layout(&st->lc, st->ct, p->ml, p->nl, p->ldc, p->batch, p->stride_c)) ||
       (cs = gk_lt_layout(&st->ld, st->cd, p->ml, p->nl, p->ldd, p->batch, p->stride_d)) ||
       /* the padded operands: k_pad, and k kept */
       (cs = gk_lt_layout(&st->la_pad, st->ab, p->opa_l ? st->k_pad : p->ml,
                          p->opa_l ? p->ml : st->k_pad, st->pa.ld_pad, p->batch,
                          st->pa.stride_pad)) ||
-      (cs = gk_lt_layout(&st->lb_pad, st->ab, p->opb_l ? p->nl : st->k_pad,
+      (cs = gk_lt_layout(&st->lb_pad, st->bt, p->opb_l ? p->nl : st->k_pad,
                          p->opb_l ? st->k_pad : p->nl, st->pb.ld_pad, p->batch,
                          st->pb.stride_pad)) ||
       (cs = gk_lt_layout(&st->la_padk, st->ab, ar, ac, st->pak.ld_pad, p->batch,
                          st->pak.stride_pad)) ||
-      (cs = gk_lt_layout(&st->lb_padk, st->ab, br, bc, st->pbk.ld_pad, p->batch,
+      (cs = gk_lt_layout(&st->lb_padk, st->bt, br, bc, st->pbk.ld_pad, p->batch,
                          st->pbk.stride_pad)))
     return gk_lt_fail(cs, "cublasLtMatrixLayoutInit");
   return GKO_STATUS_SUCCESS;
@@ -314,6 +344,11 @@ static void lt_decide_padding(const lt_state *st, const gk_gemm_problem *p, lt_c
     if (c->pays) c->pad_mask = c->fix_mask;
   }
   if (p->invariant > 0) c->pad_mask = 0; /* GKO_GEMM_ATTR_INVARIANT: one layout for every shape */
+  /* gko_gemm_pad copies 16/32-bit elements; gk_lt_supports asks for aligned shapes */
+  if (st->fp8) {
+    c->pad_mask = c->fix_mask = c->fix_kpad = c->fix_keep = 0;
+    c->k_odd = c->ld_mask = 0;
+  }
 }
 
 /* The configurations to ask the heuristic about, in order of preference:
@@ -347,7 +382,7 @@ static gko_status_t lt_candidates(gko_gemm_plan_t plan, const lt_state *st, lt_c
     want_mask = masks[mi];
   }
   c->ncand = 0;
-  const int c_is_d = p->ldc == p->ldd && p->stride_c == p->stride_d;
+  const int c_is_d = p->ldc == p->ldd && p->stride_c == p->stride_d && !st->fp8d;
   for (int mi = 0; mi < nmask; mi++) {
     const int mask = masks[mi];
     if (want_mask >= 0 && mask != want_mask) continue;
@@ -561,7 +596,7 @@ static gko_status_t lt_decide(gko_gemm_plan_t plan, lt_state *st, lt_choice *c) 
   plan->ws_bytes = lt_total_ws(st, &st->cfg, st->algo_ws, &st->off_b, &st->off_ws);
   /* the descriptor of this configuration, reused by execute when it needs
    * no bias pointer */
-  cublasStatus_t cs = gk_lt_desc(&st->od, st, p, st->cfg.epilogue, NULL);
+  cublasStatus_t cs = gk_lt_desc(&st->od, st, p, st->cfg.epilogue, NULL, NULL);
   if (cs) return gk_lt_fail(cs, "cublasLtMatmulDescInit/SetAttribute");
   /* the algorithm's configuration, for the account */
   size_t w;
@@ -613,7 +648,9 @@ const gk_gemm_backend gk_gemm_cublaslt_backend = {
     .tag = "lt",
     .max_variant = 3 * LT_MAX_RESULTS, /* 1 + mask index * LT_MAX_RESULTS + rank */
     .plans_empty = 0,
-    .supports = NULL, /* every type; shapes beyond GK_LT_MAX_DIM are declined by the plan */
+    /* every type (8-bit ones under their rules); shapes beyond GK_LT_MAX_DIM
+     * are declined by the plan */
+    .supports = gk_lt_supports,
     .auto_first = NULL,
     .auto_first_why = NULL,
     .plan = lt_plan,

@@ -24,6 +24,8 @@ typedef struct lt_config {
   int32_t epilogue; /* cublasLtEpilogue_t */
   int32_t c_is_d;   /* C described (and passed) as D: beta == 0 or equal layouts */
   int32_t align_a, align_b, align_c, align_d, align_bias; /* bytes */
+  int32_t amax;     /* 8-bit inputs: amax of D computed (a pointer is set) */
+  int32_t unused0;  /* keeps max_ws 8-byte aligned without padding */
   uint64_t max_ws;  /* cuBLASLt's workspace budget */
 } lt_config;
 
@@ -31,6 +33,7 @@ typedef struct lt_config {
 typedef struct lt_key {
   int32_t tag, compute, scale, ab, cd, opa, opb, epilogue;
   int32_t batch, align_a, align_b, align_c, align_d, align_bias;
+  int32_t bt, ct, biast, mode_a, mode_b, fast, amax, unused0; /* 8-bit inputs */
   int64_t ml, nl, k, lda, ldb, ldc, ldd, sa, sb, sc, sd, sbias;
   uint64_t max_ws;
 } lt_key;
@@ -56,8 +59,12 @@ typedef struct lt_operand {
 
 typedef struct lt_state {
   cublasComputeType_t compute;
-  cudaDataType_t scale, ab, cd;
-  int esab, escd;
+  /* ab: A_l's type, bt: B_l's, ct: C's, biast: the bias's (differ from ab
+   * and cd with 8-bit inputs only) */
+  cudaDataType_t scale, ab, cd, bt, ct, biast;
+  int fp8, fp8d;       /* 8-bit inputs; an 8-bit D */
+  int mode_a, mode_b;  /* gko_scale_mode_t of A_l's and B_l's factors */
+  int esab, escd, esbias;
   int g;               /* elements per 16 bytes of A/B */
   int64_t k_pad;       /* k rounded up to g */
   lt_operand pa, pb;   /* padded copies with k_pad */
@@ -109,9 +116,20 @@ gko_status_t gk_lt_fail(cublasStatus_t cs, const char *what);
  * 1) strided batches. */
 cublasStatus_t gk_lt_layout(cublasLtMatrixLayoutOpaque_t *l, cudaDataType_t t, int64_t rows,
                             int64_t cols, int64_t ld, int64_t batch, int64_t stride);
-/* The matmul descriptor of p with `epilogue` (and its bias pointer). */
+/* The 8-bit factors of one call in the lt view (A_l's and B_l's). */
+typedef struct lt_scales {
+  const void *a_l, *b_l, *d;
+  void *amax;
+} lt_scales;
+
+/* The matmul descriptor of p with `epilogue` (and its bias pointer); with
+ * 8-bit inputs also the factors' modes and pointers (sc; NULL: none). */
 cublasStatus_t gk_lt_desc(cublasLtMatmulDescOpaque_t *od, const lt_state *st,
-                          const gk_gemm_problem *p, int32_t epilogue, const void *bias);
+                          const gk_gemm_problem *p, int32_t epilogue, const void *bias,
+                          const lt_scales *sc);
+/* Whether cuBLASLt's 8-bit kernels can serve p on h (gemm_fp8.c); every
+ * problem without 8-bit inputs: yes. */
+int gk_lt_supports(gko_handle_t h, const gk_gemm_problem *p, char *why, size_t cap);
 /* cuBLASLt's algorithms for a configuration, from the handle's cache or
  * one heuristic query (host only).  Success with out->found == 0 means no
  * algorithm exists; other statuses are failures of the query itself.

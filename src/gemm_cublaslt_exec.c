@@ -57,9 +57,11 @@ gko_status_t gk_lt_execute(gko_gemm_plan_t plan, const gk_gemm_args *x) {
   if (dal < cfg.align_d) cfg.align_d = dal;
   const void *cptr;
   if (x->beta == 0.0f) { /* never read C: describe and pass D instead */
-    cfg.c_is_d = 1;
+    cfg.c_is_d = !st->fp8d;
     cfg.align_c = cfg.align_d;
-    cptr = x->d;
+    /* an 8-bit D keeps its 16-bit C layout, and cuBLASLt refuses C == D
+     * with different layouts: A_l stands in (never read either) */
+    cptr = st->fp8d ? x->a_l : x->d;
   } else {
     int32_t c = lt_batched_align(gk_gemm_ptr_align(x->c), st->escd,
                                  cfg.c_is_d ? p->stride_d : p->stride_c, p->batch);
@@ -67,14 +69,16 @@ gko_status_t gk_lt_execute(gko_gemm_plan_t plan, const gk_gemm_args *x) {
     cptr = x->c;
   }
   if (cfg.epilogue & LT_EP_BIAS_BIT) {
-    int32_t bal = lt_batched_align(gk_gemm_ptr_align(x->bias), st->escd, p->stride_bias, p->batch);
+    int32_t bal =
+        lt_batched_align(gk_gemm_ptr_align(x->bias), st->esbias, p->stride_bias, p->batch);
     if (bal < 16) {
-      if (p->fusion == GKO_GEMM_FUSION_REQUIRED)
+      if (p->fusion == GKO_GEMM_FUSION_REQUIRED || st->fp8d)
         return gk_fail(GKO_STATUS_INVALID_VALUE,
                        "bias = %p is %d-byte aligned (with STRIDE_BIAS = %lld): the fused "
-                       "bias epilogue needs 16 bytes and the plan has "
-                       "GKO_GEMM_FUSION_REQUIRED",
-                       x->bias, (int)bal, (long long)p->stride_bias);
+                       "bias epilogue needs 16 bytes and the plan has %s",
+                       x->bias, (int)bal, (long long)p->stride_bias,
+                       st->fp8d ? "an 8-bit D (gko's pass cannot follow the quantization)"
+                                : "GKO_GEMM_FUSION_REQUIRED");
       cfg.epilogue = CUBLASLT_EPILOGUE_DEFAULT;
       cfg.align_bias = 0;
       post_bias = 1;
@@ -82,6 +86,15 @@ gko_status_t gk_lt_execute(gko_gemm_plan_t plan, const gk_gemm_args *x) {
     } else if (bal < cfg.align_bias) {
       cfg.align_bias = bal;
     }
+  }
+  if (x->amax_d) {
+    if (post_bias || post_act)
+      return gk_fail(GKO_STATUS_INVALID_VALUE,
+                     "amax_d needs the whole epilogue fused, but gko's pass applies %s%s%s "
+                     "after cuBLASLt (which computes amax)",
+                     post_bias ? "the bias" : "", post_bias && post_act ? " and " : "",
+                     post_act ? "the activation" : "");
+    cfg.amax = 1;
   }
   /* workspace: [padded A_l][padded B_l][cuBLASLt], base aligned to 256 */
   char *base = NULL;
@@ -105,6 +118,13 @@ gko_status_t gk_lt_execute(gko_gemm_plan_t plan, const gk_gemm_args *x) {
     cudaThreadExchangeStreamCaptureMode(&mode);
     if (s) return s;
     algo = &val.algo[0];
+    lt_config only_amax = cfg;
+    only_amax.amax = st->cfg.amax;
+    only_amax.max_ws = st->cfg.max_ws;
+    if (!val.found && cfg.amax && memcmp(&only_amax, &st->cfg, sizeof cfg) == 0)
+      return gk_fail(GKO_STATUS_NOT_SUPPORTED,
+                     "cuBLASLt has no kernel that also computes amax_d for this GEMM (pass "
+                     "amax_d = NULL, or compute it with gko_quantize's amax)");
     if (!val.found)
       return gk_fail(GKO_STATUS_INVALID_VALUE,
                      "the pointers are less aligned than the plan's promise (A/B/C/D/bias: "
@@ -146,8 +166,11 @@ gko_status_t gk_lt_execute(gko_gemm_plan_t plan, const gk_gemm_args *x) {
   cublasLtMatmulDescOpaque_t od_call;
   const cublasLtMatmulDescOpaque_t *od = &st->od;
   cublasStatus_t cs;
-  if (cfg.epilogue != st->cfg.epilogue || (cfg.epilogue & LT_EP_BIAS_BIT)) {
-    if ((cs = gk_lt_desc(&od_call, st, p, cfg.epilogue, x->bias)))
+  const lt_scales sc = {p->swap ? x->scale_b : x->scale_a, p->swap ? x->scale_a : x->scale_b,
+                        x->scale_d, x->amax_d};
+  const int any_scale = sc.a_l || sc.b_l || sc.d || sc.amax;
+  if (cfg.epilogue != st->cfg.epilogue || (cfg.epilogue & LT_EP_BIAS_BIT) || any_scale) {
+    if ((cs = gk_lt_desc(&od_call, st, p, cfg.epilogue, x->bias, any_scale ? &sc : NULL)))
       return gk_lt_fail(cs, "cublasLtMatmulDescInit/SetAttribute");
     od = &od_call;
   }

@@ -46,8 +46,42 @@ cublasStatus_t gk_lt_layout(cublasLtMatrixLayoutOpaque_t *l, cudaDataType_t t, i
                                           &stride, sizeof stride);
 }
 
+/* The 8-bit attributes: fast accumulation, the factors' modes and
+ * pointers, the bias type of an 8-bit D. */
+static cublasStatus_t lt_desc_fp8(cublasLtMatmulDescOpaque_t *od, const lt_state *st,
+                                  const gk_gemm_problem *p, uint32_t ep, const lt_scales *sc) {
+  cublasStatus_t cs = CUBLAS_STATUS_SUCCESS;
+  int8_t fast = p->compute == GKO_GEMM_COMPUTE_FP8_FAST_ACCUMULATE;
+  const int32_t outer = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+  if (fast)
+    cs = cublasLtMatmulDescSetAttribute(od, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast);
+  if (!cs && st->mode_a)
+    cs = cublasLtMatmulDescSetAttribute(od, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &outer,
+                                        sizeof outer);
+  if (!cs && st->mode_b)
+    cs = cublasLtMatmulDescSetAttribute(od, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &outer,
+                                        sizeof outer);
+  if (!cs && (ep & LT_EP_BIAS_BIT) && st->biast != st->cd) {
+    int32_t bt = (int32_t)st->biast;
+    cs = cublasLtMatmulDescSetAttribute(od, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt);
+  }
+  if (cs || !sc) return cs;
+  const struct {
+    cublasLtMatmulDescAttributes_t attr;
+    const void *ptr;
+  } ptrs[4] = {{CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, sc->a_l},
+               {CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, sc->b_l},
+               {CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, sc->d},
+               {CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, sc->amax}};
+  for (int i = 0; i < 4 && !cs; i++)
+    if (ptrs[i].ptr)
+      cs = cublasLtMatmulDescSetAttribute(od, ptrs[i].attr, &ptrs[i].ptr, sizeof ptrs[i].ptr);
+  return cs;
+}
+
 cublasStatus_t gk_lt_desc(cublasLtMatmulDescOpaque_t *od, const lt_state *st,
-                          const gk_gemm_problem *p, int32_t epilogue, const void *bias) {
+                          const gk_gemm_problem *p, int32_t epilogue, const void *bias,
+                          const lt_scales *sc) {
   cublasStatus_t cs = cublasLtMatmulDescInit(od, st->compute, st->scale);
   if (cs != CUBLAS_STATUS_SUCCESS) return cs;
   int32_t ta = p->opa_l ? CUBLAS_OP_T : CUBLAS_OP_N, tb = p->opb_l ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -55,6 +89,7 @@ cublasStatus_t gk_lt_desc(cublasLtMatmulDescOpaque_t *od, const lt_state *st,
   if ((cs = cublasLtMatmulDescSetAttribute(od, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta)) ||
       (cs = cublasLtMatmulDescSetAttribute(od, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb)))
     return cs;
+  if (st->fp8 && (cs = lt_desc_fp8(od, st, p, ep, sc))) return cs;
   if (ep == CUBLASLT_EPILOGUE_DEFAULT) return CUBLAS_STATUS_SUCCESS;
   if ((cs = cublasLtMatmulDescSetAttribute(od, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep)))
     return cs;
@@ -69,6 +104,20 @@ cublasStatus_t gk_lt_desc(cublasLtMatmulDescOpaque_t *od, const lt_state *st,
     }
   }
   return cs;
+}
+
+/* Stand-ins for the 8-bit factors' pointers of a configuration (the
+ * heuristic sees which are set, never reads them); NULL without 8-bit
+ * inputs. */
+static const lt_scales *lt_fake_scales(const lt_state *st, const lt_config *cfg,
+                                       lt_scales *f) {
+  if (!st->fp8) return NULL;
+  const void *fake = (const void *)(uintptr_t)256;
+  f->a_l = fake;
+  f->b_l = fake;
+  f->d = st->fp8d ? fake : NULL;
+  f->amax = cfg->amax ? (void *)(uintptr_t)256 : NULL;
+  return f;
 }
 
 /* The cache key of a configuration: the sizes and layouts it uses. */
@@ -91,6 +140,13 @@ static void lt_key_of(const lt_state *st, const gk_gemm_problem *p, const lt_con
   key->align_c = cfg->align_c;
   key->align_d = cfg->align_d;
   key->align_bias = cfg->align_bias;
+  key->bt = st->bt;
+  key->ct = st->ct;
+  key->biast = st->biast;
+  key->mode_a = st->mode_a;
+  key->mode_b = st->mode_b;
+  key->fast = p->compute == GKO_GEMM_COMPUTE_FP8_FAST_ACCUMULATE;
+  key->amax = cfg->amax;
   key->ml = p->ml;
   key->nl = p->nl;
   key->k = (cfg->padded & 3) && !keep ? st->k_pad : p->k;
@@ -131,8 +187,9 @@ static cublasStatus_t lt_invariant_layouts(const lt_state *st, const gk_gemm_pro
   const int64_t ar = p->opa_l ? p->k : p->ml, ac = p->opa_l ? p->ml : p->k;
   cublasStatus_t cs;
   if ((cs = gk_lt_layout(ra, st->ab, ar, ac, p->lda_l, 1, 0)) ||
-      (cs = gk_lt_layout(rb, st->ab, p->k, p->invariant, p->ldb_l, 1, 0)) ||
-      (cs = gk_lt_layout(rc, st->cd, p->ml, p->invariant, cfg->c_is_d ? p->ldd : p->ldc, 1, 0)))
+      (cs = gk_lt_layout(rb, st->bt, p->k, p->invariant, p->ldb_l, 1, 0)) ||
+      (cs = gk_lt_layout(rc, cfg->c_is_d ? st->cd : st->ct, p->ml, p->invariant,
+                         cfg->c_is_d ? p->ldd : p->ldc, 1, 0)))
     return cs;
   return gk_lt_layout(rd, st->cd, p->ml, p->invariant, p->ldd, 1, 0);
 }
@@ -152,7 +209,9 @@ static gko_status_t lt_invariant_accept(gko_gemm_plan_t plan, const lt_config *c
   cublasLtHandle_t lt = (cublasLtHandle_t)gk_gemm_state_lt(plan->handle->gemm);
   cublasLtMatmulDescOpaque_t od;
   const void *fake_bias = (const void *)(uintptr_t)(cfg->align_bias ? cfg->align_bias : 256);
-  cublasStatus_t cs = gk_lt_desc(&od, st, p, cfg->epilogue, fake_bias);
+  lt_scales fake;
+  cublasStatus_t cs =
+      gk_lt_desc(&od, st, p, cfg->epilogue, fake_bias, lt_fake_scales(st, cfg, &fake));
   if (cs) return gk_lt_fail(cs, "cublasLtMatmulDescInit/SetAttribute");
   int c = 0;
   for (int i = 0; i < v->count; i++) {
@@ -209,7 +268,9 @@ gko_status_t gk_lt_query_ranked(gko_gemm_plan_t plan, const lt_config *cfg, lt_v
   cublasLtMatmulDescOpaque_t od;
   /* the heuristic infers the bias alignment from the pointer's value */
   const void *fake_bias = (const void *)(uintptr_t)(cfg->align_bias ? cfg->align_bias : 256);
-  cublasStatus_t cs = gk_lt_desc(&od, st, p, cfg->epilogue, fake_bias);
+  lt_scales fake;
+  cublasStatus_t cs =
+      gk_lt_desc(&od, st, p, cfg->epilogue, fake_bias, lt_fake_scales(st, cfg, &fake));
   if (cs) return gk_lt_fail(cs, "cublasLtMatmulDescInit/SetAttribute");
   cublasLtMatmulPreferenceOpaque_t pref;
   if ((cs = cublasLtMatmulPreferenceInit(&pref)))

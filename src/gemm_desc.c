@@ -8,7 +8,7 @@
 
 #include "gemm.h"
 
-enum { GK_NATTR = 28 };
+enum { GK_NATTR = 31 };
 
 struct gko_gemm_desc_s {
   int64_t v[GK_NATTR];
@@ -24,7 +24,8 @@ static const char *const kAttrName[GK_NATTR] = {
     "GKO_GEMM_ATTR_EPILOGUE",    "GKO_GEMM_ATTR_COMPUTE",      "GKO_GEMM_ATTR_BACKEND",
     "GKO_GEMM_ATTR_ALIGNMENT",   "GKO_GEMM_ATTR_FUSION",       "GKO_GEMM_ATTR_PAD",
     "GKO_GEMM_ATTR_MAX_WORKSPACE", "GKO_GEMM_ATTR_AUTOTUNE",
-    "GKO_GEMM_ATTR_INVARIANT",   "GKO_GEMM_ATTR_STATIC_OPERANDS"};
+    "GKO_GEMM_ATTR_INVARIANT",   "GKO_GEMM_ATTR_STATIC_OPERANDS", "GKO_GEMM_ATTR_B_DTYPE",
+    "GKO_GEMM_ATTR_SCALE_A_MODE", "GKO_GEMM_ATTR_SCALE_B_MODE"};
 
 static void gk_desc_defaults(struct gko_gemm_desc_s *d, int ab, int cd, int64_t m,
                              int64_t n, int64_t k) {
@@ -39,10 +40,11 @@ static void gk_desc_defaults(struct gko_gemm_desc_s *d, int ab, int cd, int64_t 
   for (int a = GKO_GEMM_ATTR_STRIDE_A; a <= GKO_GEMM_ATTR_STRIDE_BIAS; a++) d->v[a] = -1;
   d->v[GKO_GEMM_ATTR_ALIGNMENT] = 16;
   d->v[GKO_GEMM_ATTR_MAX_WORKSPACE] = -1;
+  d->v[GKO_GEMM_ATTR_B_DTYPE] = -1;
 }
 
 static int gk_is_dtype(int64_t v) {
-  return v == GKO_DTYPE_F32 || v == GKO_DTYPE_F16 || v == GKO_DTYPE_BF16;
+  return v == GKO_DTYPE_F32 || v == GKO_DTYPE_F16 || v == GKO_DTYPE_BF16 || gk_is_fp8(v);
 }
 
 /* The range each attribute accepts on its own: [lo, hi] (every
@@ -56,6 +58,13 @@ static gko_status_t gk_attr_check(int attr, int64_t v) {
     case GKO_GEMM_ATTR_AB_DTYPE:
     case GKO_GEMM_ATTR_CD_DTYPE:
       ok = gk_is_dtype(v), what = " is not a gko_dtype_t";
+      break;
+    case GKO_GEMM_ATTR_B_DTYPE:
+      lo = -1, ok = v == -1 || gk_is_dtype(v), what = " is not a gko_dtype_t or -1";
+      break;
+    case GKO_GEMM_ATTR_SCALE_A_MODE:
+    case GKO_GEMM_ATTR_SCALE_B_MODE:
+      hi = GKO_SCALE_ROWWISE, what = " is not a gko_scale_mode_t";
       break;
     case GKO_GEMM_ATTR_M:
     case GKO_GEMM_ATTR_N:
@@ -94,7 +103,7 @@ static gko_status_t gk_attr_check(int attr, int64_t v) {
       hi = GKO_EPILOGUE_BIAS_GELU_TANH, what = " is not a gko_epilogue_t";
       break;
     case GKO_GEMM_ATTR_COMPUTE:
-      hi = GKO_GEMM_COMPUTE_F16_ACCUMULATE, what = " is not a gko_gemm_compute_t";
+      hi = GKO_GEMM_COMPUTE_FP8_FAST_ACCUMULATE, what = " is not a gko_gemm_compute_t";
       break;
     case GKO_GEMM_ATTR_BACKEND: /* AUTO or a row of the table */
       ok = v == GKO_GEMM_BACKEND_AUTO || gk_gemm_backend_of(v) != NULL;
@@ -137,10 +146,11 @@ GKO_API gko_status_t gko_gemm_desc_create(gko_gemm_desc_t *desc, gko_dtype_t ab_
   if (!desc) return gk_fail(GKO_STATUS_INVALID_VALUE, "desc is NULL");
   gko_status_t s;
   if ((s = gk_check_dtypes(ab_dtype, cd_dtype))) return s;
-  if (cd_dtype != ab_dtype && cd_dtype != GKO_DTYPE_F32)
+  if (cd_dtype != ab_dtype && cd_dtype != GKO_DTYPE_F32 && !gk_is_fp8(ab_dtype))
     return gk_fail(GKO_STATUS_INVALID_VALUE,
-                   "cd_dtype = %d must be ab_dtype (%d) or GKO_DTYPE_F32", (int)cd_dtype,
-                   (int)ab_dtype);
+                   "cd_dtype = %d must be ab_dtype (%d) or GKO_DTYPE_F32 (any dtype with 8-bit "
+                   "inputs)",
+                   (int)cd_dtype, (int)ab_dtype);
   if ((s = gk_attr_check(GKO_GEMM_ATTR_M, m)) || (s = gk_attr_check(GKO_GEMM_ATTR_N, n)) ||
       (s = gk_attr_check(GKO_GEMM_ATTR_K, k)))
     return s;
@@ -293,10 +303,25 @@ static gko_status_t gk_resolve_values(const int64_t *v, gk_gemm_problem *p) {
   memset(p, 0, sizeof *p);
   p->ab_dtype = (int)v[GKO_GEMM_ATTR_AB_DTYPE];
   p->cd_dtype = (int)v[GKO_GEMM_ATTR_CD_DTYPE];
-  if (p->cd_dtype != p->ab_dtype && p->cd_dtype != GKO_DTYPE_F32)
+  const int fp8 = gk_is_fp8(p->ab_dtype);
+  if (p->cd_dtype != p->ab_dtype && p->cd_dtype != GKO_DTYPE_F32 && !fp8)
     return gk_fail(GKO_STATUS_INVALID_VALUE,
-                   "GKO_GEMM_ATTR_CD_DTYPE = %d must be AB_DTYPE (%d) or GKO_DTYPE_F32",
+                   "GKO_GEMM_ATTR_CD_DTYPE = %d must be AB_DTYPE (%d) or GKO_DTYPE_F32 (any "
+                   "dtype with 8-bit inputs)",
                    p->cd_dtype, p->ab_dtype);
+  p->b_dtype = v[GKO_GEMM_ATTR_B_DTYPE] == -1 ? p->ab_dtype : (int)v[GKO_GEMM_ATTR_B_DTYPE];
+  if (p->b_dtype != p->ab_dtype && !(fp8 && gk_is_fp8(p->b_dtype)))
+    return gk_fail(GKO_STATUS_INVALID_VALUE,
+                   "GKO_GEMM_ATTR_B_DTYPE = %s with AB_DTYPE = %s: only 8-bit inputs may differ "
+                   "(E4M3 with E5M2)",
+                   gk_dtype_name(p->b_dtype), gk_dtype_name(p->ab_dtype));
+  p->scale_a_mode = (int)v[GKO_GEMM_ATTR_SCALE_A_MODE];
+  p->scale_b_mode = (int)v[GKO_GEMM_ATTR_SCALE_B_MODE];
+  if (!fp8 && (p->scale_a_mode || p->scale_b_mode))
+    return gk_fail(GKO_STATUS_INVALID_VALUE,
+                   "GKO_GEMM_ATTR_SCALE_%s_MODE = GKO_SCALE_ROWWISE needs 8-bit inputs "
+                   "(AB_DTYPE = %s)",
+                   p->scale_a_mode ? "A" : "B", gk_dtype_name(p->ab_dtype));
   p->m = v[GKO_GEMM_ATTR_M];
   p->n = v[GKO_GEMM_ATTR_N];
   p->k = v[GKO_GEMM_ATTR_K];
@@ -328,6 +353,11 @@ static gko_status_t gk_resolve_values(const int64_t *v, gk_gemm_problem *p) {
     return gk_fail(GKO_STATUS_INVALID_VALUE,
                    "GKO_GEMM_ATTR_COMPUTE = TF32 applies to f32 inputs only (AB_DTYPE = %d)",
                    p->ab_dtype);
+  if (p->compute == GKO_GEMM_COMPUTE_FP8_FAST_ACCUMULATE && !fp8)
+    return gk_fail(GKO_STATUS_INVALID_VALUE,
+                   "GKO_GEMM_ATTR_COMPUTE = FP8_FAST_ACCUMULATE applies to 8-bit inputs only "
+                   "(AB_DTYPE = %s)",
+                   gk_dtype_name(p->ab_dtype));
   gk_shape a, b, cd;
   gk_shapes_of(v, &a, &b, &cd);
   size_t esab = gko_dtype_size(p->ab_dtype), escd = gko_dtype_size(p->cd_dtype);
@@ -356,7 +386,8 @@ static gko_status_t gk_resolve_values(const int64_t *v, gk_gemm_problem *p) {
   if ((p->epilogue & 1) && bt > 0 && p->n > 0) {
     int64_t e, t;
     if (__builtin_mul_overflow(bt - 1, p->stride_bias, &t) ||
-        __builtin_add_overflow(t, p->n, &e) || (uint64_t)e > (uint64_t)INT64_MAX / escd)
+        __builtin_add_overflow(t, p->n, &e) ||
+        (uint64_t)e > (uint64_t)INT64_MAX / gko_dtype_size(gk_gemm_bias_dtype(p)))
       return gk_fail(GKO_STATUS_INVALID_VALUE,
                      "the bias (n = %lld, %lld batches %lld apart) spans more bytes than "
                      "int64 can count",

@@ -45,7 +45,7 @@ static gko_status_t gk_gemm_check_pointers(gko_gemm_plan_t plan, void *stream,
     /* another device is current: the full check says why */
   }
   int unchecked = 0;
-  gko_status_t s = gk_check_call_ex(plan->handle, stream, 6, ptrs, names, &unchecked);
+  gko_status_t s = gk_check_call_ex(plan->handle, stream, 10, ptrs, names, &unchecked);
   if (s == GKO_STATUS_SUCCESS && !unchecked && gk_memo_lock(plan)) {
     memcpy(plan->memo_ptr, ptrs, sizeof plan->memo_ptr);
     plan->memo_stream = stream;
@@ -55,22 +55,101 @@ static gko_status_t gk_gemm_check_pointers(gko_gemm_plan_t plan, void *stream,
   return s;
 }
 
+/* The 8-bit factors' own rules (before any device check). */
+static gko_status_t gk_check_scales(const gk_gemm_problem *p, const gk_gemm_scales *sc,
+                                    float alpha, float beta) {
+  const int fp8 = gk_is_fp8(p->ab_dtype), fp8d = gk_is_fp8(p->cd_dtype);
+  if (fp8d && beta != 0.0f)
+    return gk_fail(GKO_STATUS_INVALID_VALUE,
+                   "beta = %g with an 8-bit D (%s): C is not supported there (beta must be 0)",
+                   (double)beta, gk_dtype_name(p->cd_dtype));
+  if (fp8d && alpha == 0.0f && p->k > 0)
+    return gk_fail(GKO_STATUS_INVALID_VALUE,
+                   "alpha = 0 with an 8-bit D (%s): D would be quantize(scale_d * act(bias)), "
+                   "which gko's epilogue pass cannot write",
+                   gk_dtype_name(p->cd_dtype));
+  if (!sc) return GKO_STATUS_SUCCESS;
+  static const char *const nm[4] = {"scale_a", "scale_b", "scale_d", "amax_d"};
+  const void *ptr[4] = {sc->a, sc->b, sc->d, sc->amax_d};
+  for (int i = 0; i < 4; i++) {
+    if (ptr[i] && !fp8)
+      return gk_fail(GKO_STATUS_INVALID_VALUE,
+                     "%s = %p on a plan without 8-bit inputs (AB_DTYPE = %s): every factor "
+                     "must be NULL",
+                     nm[i], ptr[i], gk_dtype_name(p->ab_dtype));
+    /* cuBLASLt refuses factors that are not 16-byte aligned (H200, cuBLASLt
+     * 13.0: CUBLAS_STATUS_NOT_SUPPORTED at the call) */
+    if ((uintptr_t)ptr[i] % 16)
+      return gk_fail(GKO_STATUS_INVALID_VALUE,
+                     "%s = %p is not 16-byte aligned (cuBLASLt's 8-bit kernels need it)", nm[i],
+                     ptr[i]);
+  }
+  if (p->scale_a_mode == GKO_SCALE_ROWWISE && !sc->a)
+    return gk_fail(GKO_STATUS_INVALID_VALUE,
+                   "scale_a is NULL but GKO_GEMM_ATTR_SCALE_A_MODE = GKO_SCALE_ROWWISE (m = %lld "
+                   "factors needed)",
+                   (long long)p->m);
+  if (p->scale_b_mode == GKO_SCALE_ROWWISE && !sc->b)
+    return gk_fail(GKO_STATUS_INVALID_VALUE,
+                   "scale_b is NULL but GKO_GEMM_ATTR_SCALE_B_MODE = GKO_SCALE_ROWWISE (n = %lld "
+                   "factors needed)",
+                   (long long)p->n);
+  if (sc->d && !fp8d)
+    return gk_fail(GKO_STATUS_INVALID_VALUE,
+                   "scale_d = %p but D is %s: scale_d quantizes an 8-bit D only", (void *)sc->d,
+                   gk_dtype_name(p->cd_dtype));
+  if (sc->amax_d && !fp8d)
+    return gk_fail(GKO_STATUS_INVALID_VALUE,
+                   "amax_d with a %s D: cuBLASLt computes amax only where it quantizes (an "
+                   "8-bit D)",
+                   gk_dtype_name(p->cd_dtype));
+  if (sc->amax_d && p->k > 0 && alpha == 0.0f)
+    return gk_fail(GKO_STATUS_INVALID_VALUE,
+                   "amax_d with alpha = 0: gko's epilogue pass, which then writes D, does not "
+                   "compute amax");
+  if (sc->amax_d && p->k == 0 && p->m > 0 && p->n > 0 && p->batch > 0)
+    return gk_fail(GKO_STATUS_INVALID_VALUE,
+                   "amax_d with k = 0: gko's epilogue pass, which then writes D, does not "
+                   "compute amax");
+  return GKO_STATUS_SUCCESS;
+}
+
 gko_status_t gk_gemm_execute(gko_gemm_plan_t plan, float alpha, const void *a, const void *b,
                              float beta, const void *c, void *d, const void *bias, void *ws,
                              size_t ws_bytes, gko_stream_t stream) {
+  return gk_gemm_execute_scaled(plan, alpha, a, b, beta, c, d, bias, NULL, ws, ws_bytes,
+                                stream);
+}
+
+gko_status_t gk_gemm_execute_scaled(gko_gemm_plan_t plan, float alpha, const void *a,
+                                    const void *b, float beta, const void *c, void *d,
+                                    const void *bias, const gk_gemm_scales *sc, void *ws,
+                                    size_t ws_bytes, gko_stream_t stream) {
   if (!plan) return gk_fail(GKO_STATUS_INVALID_VALUE, "plan is NULL");
   const gk_gemm_problem *p = &plan->p;
-  if (p->m == 0 || p->n == 0 || p->batch == 0) return GKO_STATUS_SUCCESS;
+  static const gk_gemm_scales kNone = {NULL, NULL, NULL, NULL};
+  gko_status_t s = gk_check_scales(p, sc, alpha, beta);
+  if (s) return s;
+  if (!sc) sc = &kNone;
+  if (p->m == 0 || p->n == 0 || p->batch == 0) {
+    if (!sc->amax_d) return GKO_STATUS_SUCCESS;
+    /* nothing to compute: the maximum over no elements is 0 */
+    const void *ptrs[1] = {sc->amax_d};
+    const char *names[1] = {"amax_d"};
+    if ((s = gk_check_call(plan->handle, stream, 1, ptrs, names))) return s;
+    cudaError_t e = cudaMemsetAsync(sc->amax_d, 0, sizeof(float), (cudaStream_t)stream);
+    return e == cudaSuccess ? GKO_STATUS_SUCCESS : gk_cuda_fail(e, "cudaMemsetAsync (amax_d)");
+  }
   size_t esab = gko_dtype_size(p->ab_dtype), escd = gko_dtype_size(p->cd_dtype);
+  const size_t esbias = gko_dtype_size(gk_gemm_bias_dtype(p));
   const int need_ab = p->k > 0 && alpha != 0.0f;
   const int need_c = beta != 0.0f;
   const int need_bias = p->epilogue & 1;
-  gko_status_t s;
   if ((s = gk_check_ptr(d, "d", escd, 1, "D is always written")) ||
       (s = gk_check_ptr(a, "a", esab, need_ab, "k > 0 and alpha != 0")) ||
       (s = gk_check_ptr(b, "b", esab, need_ab, "k > 0 and alpha != 0")) ||
       (s = gk_check_ptr(c, "c", escd, need_c, "beta != 0")) ||
-      (s = gk_check_ptr(bias, "bias", escd, need_bias, "the epilogue has a bias")))
+      (s = gk_check_ptr(bias, "bias", esbias, need_bias, "the epilogue has a bias")))
     return s;
   if (need_c && c == d && (p->ldc != p->ldd || p->stride_c != p->stride_d))
     return gk_fail(GKO_STATUS_INVALID_VALUE,
@@ -83,11 +162,19 @@ gko_status_t gk_gemm_execute(gko_gemm_plan_t plan, float alpha, const void *a, c
   /* device checks: one attribute query per distinct pointer the call
    * touches (C only when beta != 0 and C is not D), skipped altogether when
    * the plan's last successful call used the same pointers and stream */
-  const void *ptrs[6] = {d, need_ab ? a : NULL, need_ab ? b : NULL,
-                         need_c && c != d ? c : NULL, need_bias ? bias : NULL,
-                         ws_bytes ? ws : NULL};
-  const char *names[6] = {"d", "a", "b", "c", "bias", "workspace"};
-  for (int i = 1; i < 6; i++)
+  const void *ptrs[10] = {d,
+                          need_ab ? a : NULL,
+                          need_ab ? b : NULL,
+                          need_c && c != d ? c : NULL,
+                          need_bias ? bias : NULL,
+                          ws_bytes ? ws : NULL,
+                          need_ab ? sc->a : NULL,
+                          need_ab ? sc->b : NULL,
+                          sc->d,
+                          sc->amax_d};
+  const char *names[10] = {"d",         "a",       "b",       "c",       "bias",
+                           "workspace", "scale_a", "scale_b", "scale_d", "amax_d"};
+  for (int i = 1; i < 10; i++)
     for (int j = 0; j < i && ptrs[i]; j++)
       if (ptrs[j] == ptrs[i]) ptrs[i] = NULL; /* already checked under another name */
   if ((s = gk_gemm_check_pointers(plan, stream, ptrs, names))) return s;
@@ -107,6 +194,10 @@ gko_status_t gk_gemm_execute(gko_gemm_plan_t plan, float alpha, const void *a, c
   args.c = need_c ? c : NULL;
   args.d = d;
   args.bias = need_bias ? bias : NULL;
+  args.scale_a = sc->a;
+  args.scale_b = sc->b;
+  args.scale_d = sc->d;
+  args.amax_d = sc->amax_d;
   args.a_l = p->swap ? b : a;
   args.b_l = p->swap ? a : b;
   args.ws = ws;
@@ -122,6 +213,18 @@ GKO_API gko_status_t gko_gemm_execute(gko_gemm_plan_t plan, float alpha, const v
   gk_clear_error();
   return gk_gemm_execute(plan, alpha, a, b, beta, c, d, bias, workspace, workspace_bytes,
                          stream);
+}
+
+GKO_API gko_status_t gko_gemm_execute_scaled(gko_gemm_plan_t plan, float alpha, const void *a,
+                                             const float *scale_a, const void *b,
+                                             const float *scale_b, float beta, const void *c,
+                                             void *d, const float *scale_d, float *amax_d,
+                                             const void *bias, void *workspace,
+                                             size_t workspace_bytes, gko_stream_t stream) {
+  gk_clear_error();
+  const gk_gemm_scales sc = {scale_a, scale_b, scale_d, amax_d};
+  return gk_gemm_execute_scaled(plan, alpha, a, b, beta, c, d, bias, &sc, workspace,
+                                workspace_bytes, stream);
 }
 
 /* ---- one-shot ---------------------------------------------------------------------- */

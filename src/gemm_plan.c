@@ -27,6 +27,11 @@ static gko_status_t gk_gemm_check_compute(gko_handle_t h, const gk_gemm_problem 
                    "GKO_GEMM_COMPUTE_F16_ACCUMULATE is available for f16 inputs with f16 "
                    "C/D only (AB_DTYPE = %d, CD_DTYPE = %d)",
                    p->ab_dtype, p->cd_dtype);
+  if (gk_is_fp8(p->cd_dtype) && p->k == 0 && p->m > 0 && p->n > 0 && p->batch > 0)
+    return gk_fail(GKO_STATUS_NOT_SUPPORTED,
+                   "k = 0 with an 8-bit D (%s): D would be quantize(scale_d * act(bias)), which "
+                   "gko's epilogue pass cannot write",
+                   gk_dtype_name(p->cd_dtype));
   return GKO_STATUS_SUCCESS;
 }
 
@@ -65,7 +70,7 @@ static gko_status_t gk_plan_one(gko_handle_t h, const gk_gemm_problem *p,
                                 const gk_gemm_backend *be, int variant, gko_gemm_plan_t *out) {
   struct gko_gemm_plan_s *plan = calloc(1, sizeof *plan);
   if (!plan) return gk_fail(GKO_STATUS_ALLOC_FAILED, "host allocation of the plan failed");
-  char why[256];
+  char why[512];
   if (be->supports && !be->supports(h, p, why, sizeof why)) {
     free(plan);
     return gk_fail(GKO_STATUS_NOT_SUPPORTED, "%s", why);
@@ -226,7 +231,8 @@ static gko_status_t gk_gemm_autotune(gko_handle_t h, const gk_gemm_problem *p,
     gk_gemm_spans(p, &ea, &eb, &ed);
     const size_t esab = gko_dtype_size(p->ab_dtype), escd = gko_dtype_size(p->cd_dtype);
     const size_t na = (size_t)ea * esab, nbb = (size_t)eb * esab, nd = (size_t)ed * escd;
-    const size_t nbias = ((size_t)p->n + (size_t)(p->batch - 1) * (size_t)p->stride_bias) * escd;
+    const size_t nbias = ((size_t)p->n + (size_t)(p->batch - 1) * (size_t)p->stride_bias) *
+                         gko_dtype_size(gk_gemm_bias_dtype(p));
     void *da = NULL, *db = NULL, *dd = NULL, *dbias = NULL, *dws = NULL;
     cudaStream_t st = NULL;
     cudaEvent_t e0 = NULL, e1 = NULL;
@@ -299,7 +305,7 @@ gko_status_t gk_gemm_plan_build(gko_handle_t h, const gk_gemm_problem *p,
     return gk_fail(GKO_STATUS_INTERNAL, "GEMM backend %d has no implementation", p->backend);
   /* a forced backend that cannot serve p's types says so, product or not */
   if (forced && forced->supports) {
-    char why[256];
+    char why[512];
     if (!forced->supports(h, p, why, sizeof why))
       return gk_fail(GKO_STATUS_NOT_SUPPORTED, "%s", why);
   }
@@ -311,6 +317,14 @@ gko_status_t gk_gemm_plan_build(gko_handle_t h, const gk_gemm_problem *p,
   int nb = 1, nfirst = 0;
   if (forced) list[0] = forced;
   else nb = gk_gemm_auto_order(h, p, list, &nfirst);
+  if (nb == 0) { /* every backend declines p's types: each one's reason */
+    char all[1536] = "", why[512];
+    for (int i = 0; i < gk_gemm_nbackends; i++)
+      if (gk_gemm_backends[i]->supports &&
+          !gk_gemm_backends[i]->supports(h, p, why, sizeof why))
+        gk_strappendf(all, sizeof all, "%s%s", all[0] ? "; " : "", why);
+    return gk_fail(GKO_STATUS_NOT_SUPPORTED, "no backend can run this GEMM: %s", all);
+  }
   if (p->autotune && p->m > 0 && p->n > 0 && p->batch > 0 && p->k > 0)
     return gk_gemm_autotune(h, p, list, nb, out);
   /* in order; when every backend declines, the detail lists each reason */

@@ -97,6 +97,13 @@ static void wmma_problem_of(const gk_gemm_problem *p, gk_wmma_problem *wp) {
 
 /* f16 inputs anywhere, bf16 on sm_80+ (its Tensor-Core instructions). */
 static int wmma_supports(gko_handle_t h, const gk_gemm_problem *p, char *why, size_t cap) {
+  if (gk_is_fp8(p->ab_dtype)) {
+    if (why)
+      snprintf(why, cap,
+               "GKO_GEMM_BACKEND_WMMA: gko's WMMA kernel takes f16 or bf16 inputs, not 8-bit "
+               "ones (cuBLASLt serves them: GKO_GEMM_BACKEND_AUTO or CUBLASLT)");
+    return 0;
+  }
   if (p->ab_dtype == GKO_DTYPE_F32) {
     if (why)
       snprintf(why, cap,

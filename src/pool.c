@@ -22,7 +22,7 @@ static const gk_rule kRule[GK_POOL_NATTR] = {
     [GKO_POOL_ATTR_MODE] = {"GKO_POOL_ATTR_MODE", GKO_POOL_MAX, GKO_POOL_AVG_EXCLUDE_PAD, 0,
                             "is not a gko_pool_mode_t", 0},
     [GKO_POOL_ATTR_DTYPE] = {"GKO_POOL_ATTR_DTYPE", GKO_DTYPE_F32, GKO_DTYPE_BF16, 0,
-                             "is not a gko_dtype_t", 0},
+                             "is not a gko_dtype_t", 0, 1},
     [GKO_POOL_ATTR_LAYOUT] = {"GKO_POOL_ATTR_LAYOUT", GKO_CONV_LAYOUT_NCHW,
                               GKO_CONV_LAYOUT_NHWC, 0,
                               "is not GKO_CONV_LAYOUT_NCHW (0) or GKO_CONV_LAYOUT_NHWC (1)", 0},

@@ -282,10 +282,10 @@ static int gk_extent(int layout, int64_t rows, int64_t cols, int64_t ld, size_t 
 
 static const gk_rule kLayout = {
     "layout", GKO_LAYOUT_ROW_MAJOR, GKO_LAYOUT_COL_MAJOR, 0,
-    "is not GKO_LAYOUT_ROW_MAJOR (0) or GKO_LAYOUT_COL_MAJOR (1)", 0};
+    "is not GKO_LAYOUT_ROW_MAJOR (0) or GKO_LAYOUT_COL_MAJOR (1)", 0, 0};
 static const gk_rule kKernel = {
     "kernel", GKO_SPMM_KERNEL_AUTO, GKO_SPMM_KERNEL_MERGE, 0,
-    "is not GKO_SPMM_KERNEL_AUTO (0), _ROW_SPLIT (1) or _MERGE (2)", 0};
+    "is not GKO_SPMM_KERNEL_AUTO (0), _ROW_SPLIT (1) or _MERGE (2)", 0, 0};
 
 /* Frees a plan and its device tables (on the handle's device). */
 static void gk_spmm_plan_free(struct gko_spmm_plan_s *p) {

@@ -117,8 +117,16 @@ GKO_API size_t gko_dtype_size(gko_dtype_t dtype) {
     case GKO_DTYPE_F32: return 4;
     case GKO_DTYPE_F16: return 2;
     case GKO_DTYPE_BF16: return 2;
+    case GKO_DTYPE_F8E4M3: return 1;
+    case GKO_DTYPE_F8E5M2: return 1;
   }
   return 0;
+}
+
+const char *gk_dtype_name(int64_t dtype) {
+  static const char *const n[] = {"GKO_DTYPE_F32", "GKO_DTYPE_F16", "GKO_DTYPE_BF16",
+                                  "GKO_DTYPE_F8E4M3", "GKO_DTYPE_F8E5M2"};
+  return dtype >= 0 && dtype < (int64_t)(sizeof n / sizeof n[0]) ? n[dtype] : "?";
 }
 
 GKO_API unsigned gko_version_number(void) { return GKO_VERSION_NUMBER; }
@@ -170,11 +178,17 @@ gko_status_t gk_getter(const void *obj, const char *obj_name, const void *out,
 gko_status_t gk_check_dtype(int dtype, const char *name, size_t *es) {
   const size_t e = gko_dtype_size((gko_dtype_t)dtype);
   if (e == 0) return gk_fail(GKO_STATUS_INVALID_VALUE, "%s = %d is not a gko_dtype_t", name, dtype);
+  if (gk_is_fp8(dtype))
+    return gk_fail(GKO_STATUS_NOT_SUPPORTED,
+                   "%s = %s: 8-bit types are taken by GEMM and gko_quantize/gko_dequantize "
+                   "only",
+                   name, gk_dtype_name(dtype));
   if (es) *es = e;
   return GKO_STATUS_SUCCESS;
 }
 
 gko_status_t gk_rule_check(const gk_rule *r, int64_t v) {
+  if (r->dtype && gk_is_fp8(v)) return gk_check_dtype((int)v, r->name, NULL);
   if (v < r->lo || v > r->hi || (r->pow2 && (v & (v - 1)) != 0))
     return gk_fail(GKO_STATUS_INVALID_VALUE, "%s = %lld %s", r->name, (long long)v, r->bad);
   return GKO_STATUS_SUCCESS;

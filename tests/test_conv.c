@@ -466,7 +466,7 @@ Test(conv_args, descriptor_set_get_and_rejects_unchanged) {
   const struct {
     gko_conv_attr_t a;
     int64_t bad;
-  } bad[] = {{GKO_CONV_ATTR_DTYPE, 3},        {GKO_CONV_ATTR_LAYOUT, -1},
+  } bad[] = {{GKO_CONV_ATTR_DTYPE, 7},        {GKO_CONV_ATTR_LAYOUT, -1},
              {GKO_CONV_ATTR_N, -1},           {GKO_CONV_ATTR_C, 0},
              {GKO_CONV_ATTR_K, -2},           {GKO_CONV_ATTR_R, 0},
              {GKO_CONV_ATTR_STRIDE_H, 0},     {GKO_CONV_ATTR_STRIDE_W, -1},
@@ -489,6 +489,14 @@ Test(conv_args, descriptor_set_get_and_rejects_unchanged) {
       cr_expect_eq(before, after, "attr %d changed by a rejected set", (int)bad[i].a);
     }
   }
+  /* the 8-bit types are known dtypes that convolution does not take */
+  T_FAILS(GKO_STATUS_NOT_SUPPORTED, gko_conv_desc_set(d, GKO_CONV_ATTR_DTYPE, GKO_DTYPE_F8E4M3));
+  T_OK(gko_conv_desc_get(d, GKO_CONV_ATTR_DTYPE, &v));
+  cr_expect_eq(v, GKO_DTYPE_F32);
+  gko_conv_desc_t d8 = (gko_conv_desc_t)(uintptr_t)0x77;
+  T_FAILS(GKO_STATUS_NOT_SUPPORTED,
+          gko_conv_desc_create(&d8, GKO_DTYPE_F8E5M2, GKO_CONV_LAYOUT_NHWC, 1, 8, 4, 4, 8, 3, 3));
+  cr_expect_eq(d8, (gko_conv_desc_t)(uintptr_t)0x77);
   v = -7;
   T_FAILS(GKO_STATUS_INVALID_VALUE, gko_conv_desc_get(d, (gko_conv_attr_t)99, &v));
   cr_expect_eq(v, -7);

@@ -723,7 +723,7 @@ Test(gemm_args, descriptor_defaults_and_round_trip) {
 Test(gemm_args, descriptor_rejects_bad_values_unchanged) {
   gko_gemm_desc_t d = (gko_gemm_desc_t)(uintptr_t)0x1234;
   T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_desc_create(NULL, GKO_DTYPE_F16, GKO_DTYPE_F16, 1, 1, 1));
-  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_desc_create(&d, (gko_dtype_t)3, GKO_DTYPE_F16, 1, 1, 1));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_desc_create(&d, (gko_dtype_t)9, GKO_DTYPE_F16, 1, 1, 1));
   cr_expect(strstr(gko_last_error_detail(), "ab_dtype") != NULL);
   T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_desc_create(&d, GKO_DTYPE_F32, GKO_DTYPE_F16, 1, 1, 1));
   cr_expect(strstr(gko_last_error_detail(), "cd_dtype") != NULL);
@@ -737,7 +737,11 @@ Test(gemm_args, descriptor_rejects_bad_values_unchanged) {
     gko_gemm_attr_t a;
     int64_t v;
     const char *word;
-  } bad[] = {{(gko_gemm_attr_t)28, 0, "attr"},
+  } bad[] = {{(gko_gemm_attr_t)31, 0, "attr"},
+             {GKO_GEMM_ATTR_B_DTYPE, -2, "B_DTYPE"},
+             {GKO_GEMM_ATTR_B_DTYPE, 5, "B_DTYPE"},
+             {GKO_GEMM_ATTR_SCALE_A_MODE, 2, "SCALE_A_MODE"},
+             {GKO_GEMM_ATTR_SCALE_B_MODE, -1, "SCALE_B_MODE"},
              {GKO_GEMM_ATTR_INVARIANT, -1, "INVARIANT"},
              {GKO_GEMM_ATTR_STATIC_OPERANDS, 4, "STATIC_OPERANDS"},
              {GKO_GEMM_ATTR_STATIC_OPERANDS, -1, "STATIC_OPERANDS"},
@@ -754,7 +758,7 @@ Test(gemm_args, descriptor_rejects_bad_values_unchanged) {
              {GKO_GEMM_ATTR_BATCH_COUNT, (int64_t)1 << 31, "BATCH"},
              {GKO_GEMM_ATTR_STRIDE_C, -2, "STRIDE_C"},
              {GKO_GEMM_ATTR_EPILOGUE, 8, "EPILOGUE"},
-             {GKO_GEMM_ATTR_COMPUTE, 3, "COMPUTE"},
+             {GKO_GEMM_ATTR_COMPUTE, 4, "COMPUTE"},
              {GKO_GEMM_ATTR_BACKEND, 4, "BACKEND"},
              {GKO_GEMM_ATTR_ALIGNMENT, 12, "ALIGNMENT"},
              {GKO_GEMM_ATTR_ALIGNMENT, 512, "ALIGNMENT"},
@@ -765,7 +769,7 @@ Test(gemm_args, descriptor_rejects_bad_values_unchanged) {
              {GKO_GEMM_ATTR_AB_DTYPE, 7, "AB_DTYPE"}};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     int64_t before = 0;
-    int known = (int)bad[i].a >= 0 && (int)bad[i].a < 28;
+    int known = (int)bad[i].a >= 0 && (int)bad[i].a < 31;
     if (known) before = dget(d, bad[i].a);
     T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_desc_set(d, bad[i].a, bad[i].v));
     cr_expect(strstr(gko_last_error_detail(), bad[i].word) != NULL, "detail '%s' lacks '%s'",
@@ -773,7 +777,7 @@ Test(gemm_args, descriptor_rejects_bad_values_unchanged) {
     if (known) cr_expect_eq(dget(d, bad[i].a), before, "attribute %d changed", (int)bad[i].a);
   }
   int64_t v = 99;
-  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_desc_get(d, (gko_gemm_attr_t)30, &v));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_desc_get(d, (gko_gemm_attr_t)31, &v));
   cr_expect_eq(v, 99);
   T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_desc_get(d, GKO_GEMM_ATTR_M, NULL));
   T_FAILS(GKO_STATUS_INVALID_VALUE, gko_gemm_desc_get(NULL, GKO_GEMM_ATTR_M, &v));

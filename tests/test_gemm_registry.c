@@ -107,7 +107,7 @@ static void check_auto_order(int cc, const gk_gemm_problem *p, int *listed, int 
 }
 
 Test(gemm_registry, auto_order_is_a_permutation_of_the_rows_that_support_the_problem) {
-  const gko_dtype_t types[] = {GKO_DTYPE_F32, GKO_DTYPE_F16, GKO_DTYPE_BF16};
+  const gko_dtype_t types[] = {GKO_DTYPE_F32, GKO_DTYPE_F16, GKO_DTYPE_BF16, GKO_DTYPE_F8E4M3};
   const int64_t shapes[][3] = {{64, 64, 64}, {1, 4096, 4096}, {4096, 1, 8192}, {8, 4096, 11008}};
   const int ccs[] = {70, 75, 80, 86, 90};
   int listed[GK_GEMM_MAX_BACKENDS] = {0}, ahead[GK_GEMM_MAX_BACKENDS] = {0};
@@ -138,6 +138,109 @@ Test(gemm_registry, auto_order_is_a_permutation_of_the_rows_that_support_the_pro
     cr_expect(ahead[i] || !gk_gemm_backends[i]->auto_first, "%s's auto_first never holds here",
               gk_gemm_backends[i]->name);
   }
+}
+
+/* cuBLASLt's 8-bit rules (src/gemm_fp8.c), each broken alone on a problem
+ * that meets the others, and named in the reason; WMMA and SM90 decline
+ * 8-bit inputs. */
+Test(gemm_registry, fp8_rules_name_the_requirement_broken) {
+  const struct {
+    int cc, layout, transa, transb, b_dtype;
+    int64_t k, lda, batch, stride_a, alignment;
+    const char *word; /* NULL: supported */
+  } cases[] = {
+      {90, GKO_LAYOUT_ROW_MAJOR, GKO_OP_N, GKO_OP_T, -1, 64, -1, 1, -1, 16, NULL},
+      {89, GKO_LAYOUT_ROW_MAJOR, GKO_OP_N, GKO_OP_T, GKO_DTYPE_F8E5M2, 64, -1, 1, -1, 16, NULL},
+      {90, GKO_LAYOUT_COL_MAJOR, GKO_OP_T, GKO_OP_N, -1, 64, -1, 1, -1, 16, NULL},
+      {90, GKO_LAYOUT_ROW_MAJOR, GKO_OP_N, GKO_OP_T, -1, 64, -1, 3, 32 * 64, 16, NULL},
+      {86, GKO_LAYOUT_ROW_MAJOR, GKO_OP_N, GKO_OP_T, -1, 64, -1, 1, -1, 16, "8.9"},
+      {90, GKO_LAYOUT_ROW_MAJOR, GKO_OP_N, GKO_OP_N, -1, 64, -1, 1, -1, 16, "k contiguous"},
+      {90, GKO_LAYOUT_ROW_MAJOR, GKO_OP_T, GKO_OP_T, -1, 64, -1, 1, -1, 16, "TRANSA = T"},
+      {90, GKO_LAYOUT_COL_MAJOR, GKO_OP_N, GKO_OP_N, -1, 64, -1, 1, -1, 16, "column-major"},
+      {90, GKO_LAYOUT_ROW_MAJOR, GKO_OP_N, GKO_OP_T, -1, 24, -1, 1, -1, 16, "k = 24"},
+      {90, GKO_LAYOUT_ROW_MAJOR, GKO_OP_N, GKO_OP_T, -1, 64, 72, 1, -1, 16, "lda = 72"},
+      {90, GKO_LAYOUT_ROW_MAJOR, GKO_OP_N, GKO_OP_T, -1, 64, -1, 3, 32 * 64 + 8, 16,
+       "batch strides"},
+      {90, GKO_LAYOUT_ROW_MAJOR, GKO_OP_N, GKO_OP_T, -1, 64, -1, 1, -1, 8, "ALIGNMENT"},
+  };
+  const gk_gemm_backend *lt = gk_gemm_backend_of(GKO_GEMM_BACKEND_CUBLASLT);
+  cr_assert(lt && lt->supports);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    gko_gemm_desc_t d;
+    T_OK(gko_gemm_desc_create(&d, GKO_DTYPE_F8E4M3, GKO_DTYPE_BF16, 32, 48, cases[i].k));
+    T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_LAYOUT, cases[i].layout));
+    T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_TRANSA, cases[i].transa));
+    T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_TRANSB, cases[i].transb));
+    T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_B_DTYPE, cases[i].b_dtype));
+    T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_LDA, cases[i].lda));
+    T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_BATCH_COUNT, cases[i].batch));
+    T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_STRIDE_A, cases[i].stride_a));
+    T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_ALIGNMENT, cases[i].alignment));
+    gk_gemm_problem p;
+    T_OK(gk_gemm_resolve(d, &p));
+    gko_gemm_desc_destroy(d);
+    struct gko_handle_s h;
+    memset(&h, 0, sizeof h);
+    h.cc = cases[i].cc;
+    char why[512] = "";
+    const int ok = lt->supports(&h, &p, why, sizeof why);
+    if (!cases[i].word) {
+      cr_expect(ok, "case %zu: declined: %s", i, why);
+    } else {
+      cr_expect(!ok, "case %zu: accepted, expected a refusal naming '%s'", i, cases[i].word);
+      cr_expect(strstr(why, cases[i].word) != NULL, "case %zu: '%s' does not name '%s'", i,
+                why, cases[i].word);
+    }
+    for (int r = 0; r < gk_gemm_nbackends; r++) {
+      const gk_gemm_backend *be = gk_gemm_backends[r];
+      if (be != lt)
+        cr_expect(be->supports && !be->supports(&h, &p, NULL, 0), "%s accepts 8-bit inputs",
+                  be->name);
+    }
+  }
+  /* both E5M2 */
+  gko_gemm_desc_t d;
+  T_OK(gko_gemm_desc_create(&d, GKO_DTYPE_F8E5M2, GKO_DTYPE_F32, 32, 48, 64));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_TRANSB, GKO_OP_T));
+  gk_gemm_problem p;
+  T_OK(gk_gemm_resolve(d, &p));
+  gko_gemm_desc_destroy(d);
+  struct gko_handle_s h;
+  memset(&h, 0, sizeof h);
+  h.cc = 90;
+  char why[512] = "";
+  cr_expect(!lt->supports(&h, &p, why, sizeof why));
+  cr_expect(strstr(why, "E5M2 x E5M2") != NULL, "%s", why);
+}
+
+/* The descriptor's 8-bit rules that need no GPU: B_DTYPE pairs, row-wise
+ * factors and fast accumulation only with 8-bit inputs, cd_dtype free. */
+Test(gemm_registry, fp8_descriptor_rules) {
+  gko_gemm_desc_t d;
+  gk_gemm_problem p;
+  T_OK(gko_gemm_desc_create(&d, GKO_DTYPE_F8E4M3, GKO_DTYPE_F8E5M2, 16, 16, 16));
+  T_OK(gk_gemm_resolve(d, &p));
+  cr_expect_eq(p.b_dtype, GKO_DTYPE_F8E4M3);
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_B_DTYPE, GKO_DTYPE_F8E5M2));
+  T_OK(gk_gemm_resolve(d, &p));
+  cr_expect_eq(p.b_dtype, GKO_DTYPE_F8E5M2);
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_B_DTYPE, GKO_DTYPE_F16));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gk_gemm_resolve(d, &p));
+  cr_expect(strstr(gko_last_error_detail(), "B_DTYPE") != NULL, "%s", gko_last_error_detail());
+  gko_gemm_desc_destroy(d);
+  T_OK(gko_gemm_desc_create(&d, GKO_DTYPE_F16, GKO_DTYPE_F16, 16, 16, 16));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_SCALE_A_MODE, GKO_SCALE_ROWWISE));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gk_gemm_resolve(d, &p));
+  cr_expect(strstr(gko_last_error_detail(), "SCALE_A_MODE") != NULL, "%s", gko_last_error_detail());
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_SCALE_A_MODE, GKO_SCALE_TENSOR));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_COMPUTE, GKO_GEMM_COMPUTE_FP8_FAST_ACCUMULATE));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gk_gemm_resolve(d, &p));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_COMPUTE, GKO_GEMM_COMPUTE_DEFAULT));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_B_DTYPE, GKO_DTYPE_F8E4M3));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gk_gemm_resolve(d, &p));
+  gko_gemm_desc_destroy(d);
+  T_FAILS(GKO_STATUS_INVALID_VALUE,
+          gko_gemm_desc_create(&d, GKO_DTYPE_F16, GKO_DTYPE_F8E4M3, 16, 16, 16));
 }
 
 /* The names of tile ids taken from cublasLt.h: each end of each run of

@@ -66,7 +66,9 @@ Test(dtype, sizes) {
   cr_expect_eq(gko_dtype_size(GKO_DTYPE_F32), 4);
   cr_expect_eq(gko_dtype_size(GKO_DTYPE_F16), 2);
   cr_expect_eq(gko_dtype_size(GKO_DTYPE_BF16), 2);
-  cr_expect_eq(gko_dtype_size((gko_dtype_t)3), 0);
+  cr_expect_eq(gko_dtype_size(GKO_DTYPE_F8E4M3), 1);
+  cr_expect_eq(gko_dtype_size(GKO_DTYPE_F8E5M2), 1);
+  cr_expect_eq(gko_dtype_size((gko_dtype_t)5), 0);
   cr_expect_eq(gko_dtype_size((gko_dtype_t)-1), 0);
 }
 

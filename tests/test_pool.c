@@ -96,6 +96,8 @@ Test(pool_args, descriptor_rejects_bad_values_and_keeps_state) {
   cr_expect(strstr(gko_last_error_detail(), "MODE") != NULL, "%s", gko_last_error_detail());
   T_FAILS(GKO_STATUS_INVALID_VALUE,
           gko_pool_desc_create(&d, GKO_POOL_MAX, (gko_dtype_t)5, 0, 1, 1, 1, 1, 1, 1));
+  T_FAILS(GKO_STATUS_NOT_SUPPORTED,
+          gko_pool_desc_create(&d, GKO_POOL_MAX, GKO_DTYPE_F8E4M3, 0, 1, 1, 1, 1, 1, 1));
   T_FAILS(GKO_STATUS_INVALID_VALUE,
           gko_pool_desc_create(&d, GKO_POOL_MAX, GKO_DTYPE_F16, 2, 1, 1, 1, 1, 1, 1));
   T_FAILS(GKO_STATUS_INVALID_VALUE,

@@ -19,7 +19,7 @@ import enum
 import os
 
 __all__ = [
-    "GkoError", "Status", "Dtype", "GeluApprox", "Query", "CodePath", "Handle",
+    "GkoError", "Status", "Dtype", "ScaleMode", "GeluApprox", "Query", "CodePath", "Handle",
     "library", "version", "version_number", "diagnostics", "query", "gelu",
     "gelu_backward", "MAJOR",
 ]
@@ -47,6 +47,13 @@ class Dtype(enum.IntEnum):
     F32 = 0
     F16 = 1
     BF16 = 2
+    F8E4M3 = 3
+    F8E5M2 = 4
+
+
+class ScaleMode(enum.IntEnum):
+    TENSOR = 0
+    ROWWISE = 1
 
 
 class GeluApprox(enum.IntEnum):

@@ -18,7 +18,7 @@ grown on demand; a Plan you hold allocates its workspace once.
 import ctypes
 import enum
 
-from . import (Dtype, _Owned, _Plan, _check, _declare, _handle_t, _status_t, _stream_of,
+from . import (Dtype, ScaleMode, _Owned, _Plan, _check, _declare, _handle_t, _status_t, _stream_of,
                _stream_t, _workspace_for, as_device_array)
 
 __all__ = ["Op", "Layout", "Epilogue", "Backend", "Compute", "Fusion", "Pad", "Static", "Attr",
@@ -57,6 +57,7 @@ class Compute(enum.IntEnum):
     DEFAULT = 0
     TF32 = 1
     F16_ACCUMULATE = 2
+    FP8_FAST_ACCUMULATE = 3
 
 
 class Fusion(enum.IntEnum):
@@ -107,6 +108,9 @@ class Attr(enum.IntEnum):
     AUTOTUNE = 25
     INVARIANT = 26
     STATIC_OPERANDS = 27
+    B_DTYPE = 28
+    SCALE_A_MODE = 29
+    SCALE_B_MODE = 30
 
 
 _c = ctypes
@@ -128,6 +132,15 @@ _declare({
     "gko_gemm_execute": (_status_t, [_plan_t, _c.c_float, _c.c_void_p, _c.c_void_p, _c.c_float,
                                      _c.c_void_p, _c.c_void_p, _c.c_void_p, _c.c_void_p,
                                      _c.c_size_t, _stream_t]),
+    "gko_gemm_execute_scaled": (_status_t, [_plan_t, _c.c_float, _c.c_void_p, _c.c_void_p,
+                                            _c.c_void_p, _c.c_void_p, _c.c_float, _c.c_void_p,
+                                            _c.c_void_p, _c.c_void_p, _c.c_void_p, _c.c_void_p,
+                                            _c.c_void_p, _c.c_size_t, _stream_t]),
+    "gko_quantize": (_status_t, [_handle_t, _c.c_int, _c.c_void_p, _c.c_int, _c.c_void_p,
+                                 _c.c_int64, _c.c_int64, _c.c_int, _c.c_void_p, _c.c_void_p,
+                                 _stream_t]),
+    "gko_dequantize": (_status_t, [_handle_t, _c.c_int, _c.c_void_p, _c.c_int, _c.c_void_p,
+                                   _c.c_int64, _c.c_int64, _c.c_int, _c.c_void_p, _stream_t]),
     "gko_gemm": (_status_t, [_handle_t, _c.c_int, _c.c_int, _c.c_int64, _c.c_int64, _c.c_int64,
                              _c.c_float, _c.c_int, _c.c_void_p, _c.c_int64, _c.c_void_p,
                              _c.c_int64, _c.c_float, _c.c_int, _c.c_void_p, _c.c_int64,
@@ -141,7 +154,8 @@ def _lib():
 
 
 _DTYPES = {"f32": Dtype.F32, "float32": Dtype.F32, "f16": Dtype.F16, "float16": Dtype.F16,
-           "bf16": Dtype.BF16, "bfloat16": Dtype.BF16}
+           "bf16": Dtype.BF16, "bfloat16": Dtype.BF16, "f8e4m3": Dtype.F8E4M3,
+           "float8_e4m3fn": Dtype.F8E4M3, "f8e5m2": Dtype.F8E5M2, "float8_e5m2": Dtype.F8E5M2}
 
 
 def _dtype(d):
@@ -174,8 +188,10 @@ class Desc(_Owned):
 
     def set(self, attr, value):
         a = _enum(Attr, attr)
-        if a in (Attr.AB_DTYPE, Attr.CD_DTYPE):
+        if a in (Attr.AB_DTYPE, Attr.CD_DTYPE) or (a == Attr.B_DTYPE and value != -1):
             value = _dtype(value)
+        elif a in (Attr.SCALE_A_MODE, Attr.SCALE_B_MODE):
+            value = _enum(ScaleMode, value)
         elif a == Attr.EPILOGUE:
             value = _enum(Epilogue, value)
         elif a == Attr.COMPUTE:

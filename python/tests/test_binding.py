@@ -49,7 +49,7 @@ class HostOnly(unittest.TestCase):
                                  (gko.CodePath, "GKO_CODE_PATH_"),
                                  (gko.gemm.Attr, "GKO_GEMM_ATTR_"),
                                  (gko.gemm.Static, "GKO_GEMM_STATIC_"),
-                                 (gko.gemm.Pad, "GKO_GEMM_PAD_")):
+                                 (gko.gemm.Pad, "GKO_GEMM_PAD_"), (gko.ScaleMode, "GKO_SCALE_")):
             want = _header_enum(prefix)
             got = {name: int(m) for name, m in enum_cls.__members__.items()}
             self.assertEqual(got, want, enum_cls.__name__)
