@@ -450,7 +450,8 @@ def as_device_array(obj):
             raise TypeError("torch tensor is on %s; gko needs a CUDA tensor" % obj.device)
         name = str(obj.dtype)
         dt = {"torch.float32": Dtype.F32, "torch.float16": Dtype.F16,
-              "torch.bfloat16": Dtype.BF16}.get(name)
+              "torch.bfloat16": Dtype.BF16, "torch.float8_e4m3fn": Dtype.F8E4M3,
+              "torch.float8_e5m2": Dtype.F8E5M2}.get(name)
         if dt is None:
             raise TypeError("unsupported torch dtype %s" % name)
         return DeviceArray(obj.data_ptr(), tuple(obj.shape), dt, obj.device.index,

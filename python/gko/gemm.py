@@ -22,7 +22,7 @@ from . import (Dtype, ScaleMode, _Owned, _Plan, _check, _declare, _handle_t, _st
                _stream_t, _workspace_for, as_device_array)
 
 __all__ = ["Op", "Layout", "Epilogue", "Backend", "Compute", "Fusion", "Pad", "Static", "Attr",
-           "Desc", "Plan", "gemm", "linear"]
+           "Desc", "Plan", "gemm", "linear", "scaled_mm"]
 
 
 class Op(enum.IntEnum):
@@ -136,11 +136,6 @@ _declare({
                                             _c.c_void_p, _c.c_void_p, _c.c_float, _c.c_void_p,
                                             _c.c_void_p, _c.c_void_p, _c.c_void_p, _c.c_void_p,
                                             _c.c_void_p, _c.c_size_t, _stream_t]),
-    "gko_quantize": (_status_t, [_handle_t, _c.c_int, _c.c_void_p, _c.c_int, _c.c_void_p,
-                                 _c.c_int64, _c.c_int64, _c.c_int, _c.c_void_p, _c.c_void_p,
-                                 _stream_t]),
-    "gko_dequantize": (_status_t, [_handle_t, _c.c_int, _c.c_void_p, _c.c_int, _c.c_void_p,
-                                   _c.c_int64, _c.c_int64, _c.c_int, _c.c_void_p, _stream_t]),
     "gko_gemm": (_status_t, [_handle_t, _c.c_int, _c.c_int, _c.c_int64, _c.c_int64, _c.c_int64,
                              _c.c_float, _c.c_int, _c.c_void_p, _c.c_int64, _c.c_void_p,
                              _c.c_int64, _c.c_float, _c.c_int, _c.c_void_p, _c.c_int64,
@@ -304,13 +299,29 @@ def _plan_for(handle, key, make):
 
 
 
+_TORCH_OF = {Dtype.F32: "float32", Dtype.F16: "float16", Dtype.BF16: "bfloat16",
+             Dtype.F8E4M3: "float8_e4m3fn", Dtype.F8E5M2: "float8_e5m2"}
+
+
+def _scale_mode(s, count, name):
+    """TENSOR for a one-element factor (or None), ROWWISE for `count`."""
+    if s is None or s.numel() == 1:
+        return ScaleMode.TENSOR
+    if s.numel() == count:
+        return ScaleMode.ROWWISE
+    raise ValueError("%s has %d elements: 1 (per tensor) or %d (row-wise) expected"
+                     % (name, s.numel(), count))
+
+
 def gemm(handle, a, b, out=None, c=None, bias=None, alpha=1.0, beta=0.0, transa=False,
          transb=False, epilogue="none", compute="default", out_dtype=None, stream=None,
-         **attrs):
+         scale_a=None, scale_b=None, scale_d=None, amax_d=None, **attrs):
     """out = epilogue(alpha * op(a) @ op(b) + beta * c + bias) for torch tensors
     (row-major, 2-D or batched 3-D).  op(a) = a.T when transa (a stored k x m).
     bias: n elements.  Returns out (allocated when None, dtype out_dtype or
-    a's)."""
+    a's).  FP8 (torch.float8_e4m3fn / float8_e5m2 a and b): scale_a, scale_b
+    (f32 tensors of 1 element, or m and n for row-wise), scale_d and amax_d
+    (an FP8 out) as gko_gemm_execute_scaled; each 16-byte aligned."""
     import torch
     ar, ac, lda, ba, sa = _mat(a, "a")
     br, bc, ldb, bb, sb = _mat(b, "b")
@@ -326,8 +337,14 @@ def gemm(handle, a, b, out=None, c=None, bias=None, alpha=1.0, beta=0.0, transa=
     if bb == 1 and batch > 1:
         sb = 0
     cd = _dtype(out_dtype) if out_dtype is not None else _dtype(a.dtype)
+    bdt = _dtype(b.dtype)
+    if bdt != _dtype(a.dtype):
+        attrs["b_dtype"] = bdt
+    if scale_a is not None or scale_b is not None:
+        attrs["scale_a_mode"] = _scale_mode(scale_a, m, "scale_a")
+        attrs["scale_b_mode"] = _scale_mode(scale_b, n, "scale_b")
     if out is None:
-        tdt = {Dtype.F32: torch.float32, Dtype.F16: torch.float16, Dtype.BF16: torch.bfloat16}[cd]
+        tdt = getattr(torch, _TORCH_OF[cd])
         shape = (batch, m, n) if (a.dim() == 3 or b.dim() == 3) else (m, n)
         out = torch.empty(shape, dtype=tdt, device=a.device)
     _, _, ldd, bd, sd = _mat(out, "out")
@@ -341,7 +358,9 @@ def gemm(handle, a, b, out=None, c=None, bias=None, alpha=1.0, beta=0.0, transa=
     ptrs = (a.data_ptr(), b.data_ptr(), out.data_ptr(),
             c.data_ptr() if c is not None else 0, bias.data_ptr() if bias is not None else 0)
     key = (int(_dtype(a.dtype)), int(cd), m, n, k, bool(transa), bool(transb), lda, ldb, ldc, ldd,
-           batch, sa, sb, sc, sd, int(ep), str(compute), _align(*ptrs), tuple(sorted(attrs.items())))
+           batch, sa, sb, sc, sd, int(ep), str(compute), _align(*ptrs),
+           tuple(sorted((n_, int(v)) if isinstance(v, enum.Enum) else (n_, v)
+                        for n_, v in attrs.items())))
 
     def make():
         kw = dict(transa=transa, transb=transb, lda=lda, ldb=ldb, ldc=ldc, ldd=ldd,
@@ -353,10 +372,35 @@ def gemm(handle, a, b, out=None, c=None, bias=None, alpha=1.0, beta=0.0, transa=
 
     plan = _plan_for(handle, key, make)
     ws, nws = _workspace_for(out, st, plan.workspace_size)
+    factors = (scale_a, scale_b, scale_d, amax_d)
+    if any(f is not None for f in factors):
+        fa, fb, fd, fm = (None if f is None else f.data_ptr() for f in factors)
+        _check(_lib().gko_gemm_execute_scaled(plan._p, float(alpha), ptrs[0], fa, ptrs[1], fb,
+                                              float(beta), ptrs[3] or None, ptrs[2], fd, fm,
+                                              ptrs[4] or None, ws, nws, st),
+               "gko_gemm_execute_scaled")
+        return out
     _check(_lib().gko_gemm_execute(plan._p, float(alpha), ptrs[0], ptrs[1], float(beta),
                                    ptrs[3] or None, ptrs[2], ptrs[4] or None, ws, nws, st),
            "gko_gemm_execute")
     return out
+
+
+def scaled_mm(handle, a, b, scale_a, scale_b, bias=None, out_dtype=None, scale_result=None,
+              use_fast_accum=False, amax=None, out=None, stream=None):
+    """torch._scaled_mm's contract through gko: a [m, k] row-major FP8, b
+    [k, n] column-major FP8 (b = w.t() of a contiguous [n, k] w), scale_a /
+    scale_b f32 with 1 element or m x 1 / 1 x n (row-wise), out_dtype the
+    result's torch dtype (default a's), scale_result the FP8 result's
+    factor, amax the FP8 result's amax (a 1-element f32 tensor)."""
+    if b.dim() != 2 or b.stride(0) != 1:
+        raise ValueError("b must be a column-major [k, n] view (w.t() of a contiguous w)")
+    return gemm(handle, a, b.t(), out=out, bias=bias, transb=True,
+                epilogue="bias" if bias is not None else "none",
+                compute="fp8_fast_accumulate" if use_fast_accum else "default",
+                out_dtype=out_dtype if out_dtype is not None else a.dtype, stream=stream,
+                scale_a=scale_a.reshape(-1), scale_b=scale_b.reshape(-1),
+                scale_d=scale_result, amax_d=amax)
 
 
 _ACT = {None: 0, "none": 0, "relu": 1, "gelu": 2, "gelu_erf": 2, "gelu_tanh": 3}

@@ -7,6 +7,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import gko  # noqa: E402
+import gko.fp8  # noqa: E402
 import gko.gemm  # noqa: E402
 
 HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "include", "gko.h")
@@ -231,6 +232,64 @@ class WithTorch(unittest.TestCase):
             gko.gelu(self.h, x, out=y)
         with self.assertRaises(TypeError):
             gko.gelu(self.h, torch.randn(4))
+
+
+@unittest.skipIf(_torch_cuda() is None or not hasattr(_torch_cuda(), "float8_e4m3fn"),
+                 "needs torch with a CUDA device and float8 dtypes")
+class Fp8WithTorch(unittest.TestCase):
+    """gko.fp8 and FP8 GEMM against torch's own conversion and _scaled_mm."""
+
+    def setUp(self):
+        self.torch = _torch_cuda()
+        self.h = gko.Handle()
+        if gko.query(gko.Query.COMPUTE_CAPABILITY, 0) < 89:
+            self.skipTest("FP8 GEMM needs compute capability 8.9")
+
+    def tearDown(self):
+        self.h.close()
+
+    def test_quantize_matches_torch(self):
+        torch = self.torch
+        x = torch.randn(1000, 37, device="cuda") * 5
+        s = torch.tensor([40.0], device="cuda")
+        amax = torch.empty(1, device="cuda")
+        q = gko.fp8.quantize(self.h, x, torch.float8_e4m3fn, scale=s, amax=amax)
+        ref = (x * s).clamp(-448, 448).to(torch.float8_e4m3fn)
+        self.assertTrue(torch.equal(q.view(torch.uint8), ref.view(torch.uint8)))
+        self.assertEqual(amax.item(), x.abs().max().item())
+        y = gko.fp8.dequantize(self.h, q, torch.bfloat16, scale=1 / s)
+        self.assertTrue(torch.equal(y, (q.float() * (1 / s)).to(torch.bfloat16)))
+        rs = torch.rand(1000, device="cuda") * 50 + 1
+        qr = gko.fp8.quantize(self.h, x, torch.float8_e5m2, scale=rs, rowwise=True)
+        refr = (x * rs[:, None]).clamp(-57344, 57344).to(torch.float8_e5m2)
+        self.assertTrue(torch.equal(qr.view(torch.uint8), refr.view(torch.uint8)))
+
+    def test_scaled_mm_matches_torch(self):
+        torch = self.torch
+        m, n, k = 128, 96, 256
+        a = (torch.randn(m, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+        w = (torch.randn(n, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+        sa = torch.tensor([0.5], device="cuda")
+        sb = torch.tensor([0.25], device="cuda")
+        for fast in (False, True):
+            got = gko.gemm.scaled_mm(self.h, a, w.t(), sa, sb, out_dtype=torch.bfloat16,
+                                     use_fast_accum=fast)
+            ref = torch._scaled_mm(a, w.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16,
+                                   use_fast_accum=fast)
+            err = ((got.float() - ref.float()).norm() / ref.float().norm()).item()
+            self.assertLess(err, 1e-2, "fast=%s" % fast)
+        ra = torch.rand(m, 1, device="cuda") + 0.5
+        rb = torch.rand(1, n, device="cuda") + 0.5
+        got = gko.gemm.scaled_mm(self.h, a, w.t(), ra, rb, out_dtype=torch.bfloat16)
+        exact = (a.double() * ra.double()) @ (w.double() * rb.t().double()).t()
+        err = ((got.double() - exact).norm() / exact.norm()).item()
+        self.assertLess(err, 1e-2)
+        amax = torch.empty(1, device="cuda")
+        q = gko.gemm.scaled_mm(self.h, a, w.t(), sa, sb, out_dtype=torch.float8_e4m3fn,
+                               scale_result=torch.tensor([0.5], device="cuda"), amax=amax)
+        x = (a.double() * 0.5) @ (w.double() * 0.25).t()
+        self.assertAlmostEqual(amax.item(), x.abs().max().item(), delta=1e-3 * x.abs().max().item())
+        self.assertLess(((q.double() - x * 0.5).norm() / (x * 0.5).norm()).item(), 0.05)
 
 
 if __name__ == "__main__":
