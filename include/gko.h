@@ -727,36 +727,39 @@ GKO_API gko_status_t gko_gemm_execute(gko_gemm_plan_t plan, float alpha,
  *   D = X (F32/F16/BF16 D) or quantize(scale_d * X) (FP8 D).
  * scale_a, scale_b: dequantization factors, GKO_GEMM_ATTR_SCALE_A_MODE /
  * _B_MODE (both the same): TENSOR one value, ROWWISE m values (A) / n
- * values (B); NULL: 1 (TENSOR only; ROWWISE needs its vector).  scale_d:
- * FP8 D only, one value, NULL: 1.  amax_d: FP8 D only, NULL, or one f32
- * that receives the largest |act(X)| over every element and batch (after
- * the activation, before scale_d: the statistic delayed scaling records).  Each pointer device-accessible and
- * 16-byte aligned (cuBLASLt refuses less).  gko_gemm_execute on an FP8
- * plan is this call with four NULLs; this call on a plan without FP8
- * inputs needs all four NULL.
+ * values (B); NULL: 1 (TENSOR only; ROWWISE needs its vectors, so
+ * gko_gemm_execute on a ROWWISE plan is INVALID_VALUE).  scale_d: FP8 D
+ * only, one value, NULL: 1.  amax_d: FP8 D only, NULL, or one f32 that
+ * receives the largest |X| after the activation over every element and
+ * batch (before scale_d: the statistic delayed scaling records); 0 when D
+ * is empty.  Each pointer device-accessible and 16-byte aligned (cuBLASLt
+ * refuses less).  gko_gemm_execute on an FP8 plan is this call with four
+ * NULLs; this call on a plan without FP8 inputs needs all four NULL.
  * Rules (cuBLASLt's FP8 kernels, NVIDIA cuBLAS documentation,
  * "cublasLtMatmul"): compute capability 8.9 or newer; backend AUTO or
- * CUBLASLT; COMPUTE_DEFAULT or FP8_FAST_ACCUMULATE; both operands stored
- * with k contiguous -- row-major TRANSA = N and TRANSB = T (D = A B^T with B
- * stored n x k: x W^T, the linear layer), column-major TRANSA = T and
- * TRANSB = N; lda, ldb, k and the batch strides of A and B multiples of 16;
- * ALIGNMENT >= 16; SCALE_A_MODE == SCALE_B_MODE.  Otherwise plan_create
- * answers NOT_SUPPORTED naming the rule (gko does not transpose or pad
- * 8-bit operands).  D F32, F16 or BF16: C and bias have cd_dtype, every
- * epilogue as for 16-bit inputs (GELU-erf, and an F32 D's bias, in gko's
- * pass).  FP8 D: E4M3 (from any pair) or E5M2 (with an E5M2 operand),
- * per-tensor factors only (else NOT_SUPPORTED); beta must be 0
- * (INVALID_VALUE; C is not read, may be NULL), the bias is BF16, the
- * epilogue must fuse into cuBLASLt (NONE, RELU, GELU_TANH, with or without
- * bias: else NOT_SUPPORTED; FUSION_NEVER too), its bias 16-byte aligned
- * (else INVALID_VALUE), and values beyond the format saturate to its
- * largest finite value (cuBLASLt's conversion).  k = 0 (NOT_SUPPORTED at
- * plan_create) or alpha = 0 (INVALID_VALUE) with an FP8 D, and amax_d with
- * either, are refused: gko's epilogue pass, which writes D then, neither
- * quantizes nor computes amax.
+ * CUBLASLT; COMPUTE_DEFAULT or FP8_FAST_ACCUMULATE (TF32: INVALID_VALUE);
+ * both operands stored with k contiguous -- row-major TRANSA = N and
+ * TRANSB = T (D = A B^T with B stored n x k: x W^T, the linear layer),
+ * column-major TRANSA = T and TRANSB = N; lda, ldb, k and the batch strides
+ * of A and B multiples of 16; ALIGNMENT >= 16; SCALE_A_MODE ==
+ * SCALE_B_MODE.  Otherwise plan_create answers NOT_SUPPORTED naming the
+ * rule (gko does not transpose or pad 8-bit operands).  D F32, F16 or
+ * BF16: C and bias have cd_dtype, every epilogue as for 16-bit inputs
+ * (GELU-erf, and an F32 D's bias, in gko's pass; so FUSION_REQUIRED with an
+ * F32 D and a bias is NOT_SUPPORTED).  FP8 D: E4M3 (from any pair) or E5M2
+ * (with an E5M2 operand), per-tensor factors only (else NOT_SUPPORTED);
+ * beta must be 0 (INVALID_VALUE; C is not read, may be NULL), the bias is
+ * BF16, the epilogue must fuse into cuBLASLt (NONE, RELU, GELU_TANH, with
+ * or without bias; GELU-erf, FUSION_NEVER, a column-major D's bias or a
+ * bias promised (ALIGNMENT, STRIDE_BIAS) below 16 bytes: NOT_SUPPORTED; a
+ * bias pointer below 16 bytes at execute: INVALID_VALUE), values beyond
+ * the format saturate to its largest finite value (cuBLASLt's conversion),
+ * and the plan's algorithm is one that can compute amax_d.  With an FP8 D,
+ * k = 0 (NOT_SUPPORTED at plan_create) and alpha = 0 (INVALID_VALUE) are
+ * refused: gko's epilogue pass, which writes D without a product, does not
+ * quantize; amax_d likewise needs a product.
  * Statuses, pointers, workspace, asynchrony, threads: as gko_gemm_execute;
- * also INVALID_VALUE for a scale pointer the rules above exclude, and
- * NOT_SUPPORTED when cuBLASLt has no kernel that also computes amax_d.
+ * also INVALID_VALUE for a factor pointer the rules above exclude.
  * Measured speeds and the support matrix: docs/fp8.md.
  * Storage: none.  Async: yes.  Capture: yes. */
 GKO_API gko_status_t gko_gemm_execute_scaled(gko_gemm_plan_t plan, float alpha,
@@ -817,10 +820,12 @@ GKO_API gko_status_t gko_gemm(gko_handle_t handle, gko_op_t transa,
  * (a memset, so the call is two stream operations).
  * Returns GKO_STATUS_INVALID_VALUE (NULL handle, a NULL pointer the call
  * needs, negative sizes, rows * cols overflowing, unknown dtype or mode,
- * misaligned or overlapping pointers, host memory the GPU cannot access),
+ * misaligned or overlapping pointers -- x, y, scale and amax must not
+ * share a byte --, host memory the GPU cannot access),
  * GKO_STATUS_NOT_SUPPORTED (a dtype pair other than the above),
  * GKO_STATUS_DEVICE_MISMATCH, GKO_STATUS_CUDA_ERROR,
- * GKO_STATUS_EXECUTION_FAILED.  On failure nothing is enqueued.
+ * GKO_STATUS_EXECUTION_FAILED.  An argument failure enqueues nothing (a
+ * kernel launch that fails may follow the amax memset).
  * Storage: none.  Async: yes.  Capture: yes. */
 GKO_API gko_status_t gko_quantize(gko_handle_t handle, gko_dtype_t x_dtype,
                                   const void *x, gko_dtype_t y_dtype, void *y,

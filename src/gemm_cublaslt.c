@@ -244,6 +244,10 @@ static gko_status_t lt_split_epilogue(const lt_state *st, const gk_gemm_problem 
                      "GKO_GEMM_FUSION_REQUIRED: the fused bias needs 16-byte alignment but the "
                      "plan promises %d bytes (GKO_GEMM_ATTR_ALIGNMENT, STRIDE_BIAS)",
                      (int)c->bias_align);
+    if (c->has_bias && st->fp8 && p->cd_dtype == GKO_DTYPE_F32)
+      return gk_fail(GKO_STATUS_NOT_SUPPORTED,
+                     "GKO_GEMM_FUSION_REQUIRED: with 8-bit inputs and an f32 D cuBLASLt's "
+                     "fused bias is bf16, gko's is f32 (gko's pass adds it: FUSION_AUTO)");
   }
   if (p->fusion == GKO_GEMM_FUSION_NEVER || (c->has_bias && !bias_fusable)) {
     c->fused_ep = CUBLASLT_EPILOGUE_DEFAULT;
@@ -408,8 +412,9 @@ static gko_status_t lt_candidates(gko_gemm_plan_t plan, const lt_state *st, lt_c
       if (left < budget) budget = left;
     }
     for (int fuse = 0; fuse < 2; fuse++) {
+      /* (an 8-bit D has no unfused fallback: gko's pass cannot follow it) */
       if (fuse == 1 && (c->fused_ep == CUBLASLT_EPILOGUE_DEFAULT ||
-                        p->fusion == GKO_GEMM_FUSION_REQUIRED))
+                        p->fusion == GKO_GEMM_FUSION_REQUIRED || st->fp8d))
         break;
       lt_config *cf = &c->cand[c->ncand++];
       memset(cf, 0, sizeof *cf);
@@ -420,7 +425,11 @@ static gko_status_t lt_candidates(gko_gemm_plan_t plan, const lt_state *st, lt_c
                                : c->align_a;
       cf->align_b = (mask & 2) ? lt_batched_align(256, st->esab, ob->stride_pad, ob->batch_pad)
                                : c->align_b;
-      cf->align_c = c_is_d ? c->align_d : c->align_c;
+      /* an 8-bit D's C is never read: A_l stands in (gemm_cublaslt_exec.c) */
+      cf->align_c = st->fp8d ? 16 : c_is_d ? c->align_d : c->align_c;
+      /* an 8-bit D's algorithm is chosen with amax computed, so that an
+       * execute with amax_d runs the plan's own algorithm */
+      cf->amax = st->fp8d;
       cf->align_d = c->align_d;
       cf->align_bias = (cf->epilogue & LT_EP_BIAS_BIT) ? c->bias_align : 0;
       cf->max_ws = (uint64_t)budget;
@@ -593,6 +602,8 @@ static gko_status_t lt_decide(gko_gemm_plan_t plan, lt_state *st, lt_choice *c) 
   }
   st->post_bias = c->post_bias;
   st->post_act = c->post_act;
+  if (st->fp8d && (st->post_bias || st->post_act))
+    return gk_fail(GKO_STATUS_INTERNAL, "cuBLASLt plan of an 8-bit D with gko's pass after it");
   plan->ws_bytes = lt_total_ws(st, &st->cfg, st->algo_ws, &st->off_b, &st->off_ws);
   /* the descriptor of this configuration, reused by execute when it needs
    * no bias pointer */

@@ -58,7 +58,7 @@ gko_status_t gk_lt_execute(gko_gemm_plan_t plan, const gk_gemm_args *x) {
   const void *cptr;
   if (x->beta == 0.0f) { /* never read C: describe and pass D instead */
     cfg.c_is_d = !st->fp8d;
-    cfg.align_c = cfg.align_d;
+    cfg.align_c = st->fp8d ? 16 : cfg.align_d;
     /* an 8-bit D keeps its 16-bit C layout, and cuBLASLt refuses C == D
      * with different layouts: A_l stands in (never read either) */
     cptr = st->fp8d ? x->a_l : x->d;
@@ -87,15 +87,6 @@ gko_status_t gk_lt_execute(gko_gemm_plan_t plan, const gk_gemm_args *x) {
       cfg.align_bias = bal;
     }
   }
-  if (x->amax_d) {
-    if (post_bias || post_act)
-      return gk_fail(GKO_STATUS_INVALID_VALUE,
-                     "amax_d needs the whole epilogue fused, but gko's pass applies %s%s%s "
-                     "after cuBLASLt (which computes amax)",
-                     post_bias ? "the bias" : "", post_bias && post_act ? " and " : "",
-                     post_act ? "the activation" : "");
-    cfg.amax = 1;
-  }
   /* workspace: [padded A_l][padded B_l][cuBLASLt], base aligned to 256 */
   char *base = NULL;
   size_t avail = 0;
@@ -118,13 +109,6 @@ gko_status_t gk_lt_execute(gko_gemm_plan_t plan, const gk_gemm_args *x) {
     cudaThreadExchangeStreamCaptureMode(&mode);
     if (s) return s;
     algo = &val.algo[0];
-    lt_config only_amax = cfg;
-    only_amax.amax = st->cfg.amax;
-    only_amax.max_ws = st->cfg.max_ws;
-    if (!val.found && cfg.amax && memcmp(&only_amax, &st->cfg, sizeof cfg) == 0)
-      return gk_fail(GKO_STATUS_NOT_SUPPORTED,
-                     "cuBLASLt has no kernel that also computes amax_d for this GEMM (pass "
-                     "amax_d = NULL, or compute it with gko_quantize's amax)");
     if (!val.found)
       return gk_fail(GKO_STATUS_INVALID_VALUE,
                      "the pointers are less aligned than the plan's promise (A/B/C/D/bias: "

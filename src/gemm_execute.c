@@ -59,16 +59,18 @@ static gko_status_t gk_gemm_check_pointers(gko_gemm_plan_t plan, void *stream,
 static gko_status_t gk_check_scales(const gk_gemm_problem *p, const gk_gemm_scales *sc,
                                     float alpha, float beta) {
   const int fp8 = gk_is_fp8(p->ab_dtype), fp8d = gk_is_fp8(p->cd_dtype);
+  const int empty = p->m == 0 || p->n == 0 || p->batch == 0;
+  static const gk_gemm_scales kNone = {NULL, NULL, NULL, NULL};
+  if (!sc) sc = &kNone; /* gko_gemm_execute: every factor NULL */
   if (fp8d && beta != 0.0f)
     return gk_fail(GKO_STATUS_INVALID_VALUE,
                    "beta = %g with an 8-bit D (%s): C is not supported there (beta must be 0)",
                    (double)beta, gk_dtype_name(p->cd_dtype));
-  if (fp8d && alpha == 0.0f && p->k > 0)
+  if (fp8d && alpha == 0.0f && p->k > 0 && !empty)
     return gk_fail(GKO_STATUS_INVALID_VALUE,
                    "alpha = 0 with an 8-bit D (%s): D would be quantize(scale_d * act(bias)), "
                    "which gko's epilogue pass cannot write",
                    gk_dtype_name(p->cd_dtype));
-  if (!sc) return GKO_STATUS_SUCCESS;
   static const char *const nm[4] = {"scale_a", "scale_b", "scale_d", "amax_d"};
   const void *ptr[4] = {sc->a, sc->b, sc->d, sc->amax_d};
   for (int i = 0; i < 4; i++) {
@@ -84,12 +86,13 @@ static gko_status_t gk_check_scales(const gk_gemm_problem *p, const gk_gemm_scal
                      "%s = %p is not 16-byte aligned (cuBLASLt's 8-bit kernels need it)", nm[i],
                      ptr[i]);
   }
-  if (p->scale_a_mode == GKO_SCALE_ROWWISE && !sc->a)
+  const int product = p->k > 0 && alpha != 0.0f && !empty; /* A, B and their factors read */
+  if (product && p->scale_a_mode == GKO_SCALE_ROWWISE && !sc->a)
     return gk_fail(GKO_STATUS_INVALID_VALUE,
                    "scale_a is NULL but GKO_GEMM_ATTR_SCALE_A_MODE = GKO_SCALE_ROWWISE (m = %lld "
                    "factors needed)",
                    (long long)p->m);
-  if (p->scale_b_mode == GKO_SCALE_ROWWISE && !sc->b)
+  if (product && p->scale_b_mode == GKO_SCALE_ROWWISE && !sc->b)
     return gk_fail(GKO_STATUS_INVALID_VALUE,
                    "scale_b is NULL but GKO_GEMM_ATTR_SCALE_B_MODE = GKO_SCALE_ROWWISE (n = %lld "
                    "factors needed)",
@@ -103,11 +106,11 @@ static gko_status_t gk_check_scales(const gk_gemm_problem *p, const gk_gemm_scal
                    "amax_d with a %s D: cuBLASLt computes amax only where it quantizes (an "
                    "8-bit D)",
                    gk_dtype_name(p->cd_dtype));
-  if (sc->amax_d && p->k > 0 && alpha == 0.0f)
+  if (sc->amax_d && p->k > 0 && alpha == 0.0f && !empty)
     return gk_fail(GKO_STATUS_INVALID_VALUE,
                    "amax_d with alpha = 0: gko's epilogue pass, which then writes D, does not "
                    "compute amax");
-  if (sc->amax_d && p->k == 0 && p->m > 0 && p->n > 0 && p->batch > 0)
+  if (sc->amax_d && p->k == 0 && !empty)
     return gk_fail(GKO_STATUS_INVALID_VALUE,
                    "amax_d with k = 0: gko's epilogue pass, which then writes D, does not "
                    "compute amax");

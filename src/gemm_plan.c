@@ -132,15 +132,16 @@ typedef struct {
 
 /* Median of `reps` timings of `calls` back-to-back executes (us per call). */
 static gko_status_t gk_time_plan(gko_gemm_plan_t plan, const void *a, const void *b, void *d,
-                                 const void *bias, void *ws, size_t ws_bytes,
-                                 cudaStream_t st, cudaEvent_t e0, cudaEvent_t e1, double *us) {
+                                 const void *bias, const gk_gemm_scales *sc, void *ws,
+                                 size_t ws_bytes, cudaStream_t st, cudaEvent_t e0,
+                                 cudaEvent_t e1, double *us) {
   gko_status_t s;
   for (int i = 0; i < 2; i++)
-    if ((s = gk_gemm_execute(plan, 1.0f, a, b, 0.0f, NULL, d, bias, ws, ws_bytes, st)))
+    if ((s = gk_gemm_execute_scaled(plan, 1.0f, a, b, 0.0f, NULL, d, bias, sc, ws, ws_bytes, st)))
       return s;
   cudaError_t e = cudaEventRecord(e0, st);
-  if (e == cudaSuccess && (s = gk_gemm_execute(plan, 1.0f, a, b, 0.0f, NULL, d, bias, ws,
-                                               ws_bytes, st)))
+  if (e == cudaSuccess && (s = gk_gemm_execute_scaled(plan, 1.0f, a, b, 0.0f, NULL, d, bias,
+                                                      sc, ws, ws_bytes, st)))
     return s;
   if (e == cudaSuccess) e = cudaEventRecord(e1, st);
   if (e == cudaSuccess) e = cudaEventSynchronize(e1);
@@ -153,7 +154,7 @@ static gko_status_t gk_time_plan(gko_gemm_plan_t plan, const void *a, const void
   for (int r = 0; r < 5; r++) {
     e = cudaEventRecord(e0, st);
     for (int i = 0; e == cudaSuccess && i < calls; i++)
-      if ((s = gk_gemm_execute(plan, 1.0f, a, b, 0.0f, NULL, d, bias, ws, ws_bytes, st)))
+      if ((s = gk_gemm_execute_scaled(plan, 1.0f, a, b, 0.0f, NULL, d, bias, sc, ws, ws_bytes, st)))
         return s;
     if (e == cudaSuccess) e = cudaEventRecord(e1, st);
     if (e == cudaSuccess) e = cudaEventSynchronize(e1);
@@ -233,7 +234,11 @@ static gko_status_t gk_gemm_autotune(gko_handle_t h, const gk_gemm_problem *p,
     const size_t na = (size_t)ea * esab, nbb = (size_t)eb * esab, nd = (size_t)ed * escd;
     const size_t nbias = ((size_t)p->n + (size_t)(p->batch - 1) * (size_t)p->stride_bias) *
                          gko_dtype_size(gk_gemm_bias_dtype(p));
-    void *da = NULL, *db = NULL, *dd = NULL, *dbias = NULL, *dws = NULL;
+    void *da = NULL, *db = NULL, *dd = NULL, *dbias = NULL, *dws = NULL, *dsc = NULL;
+    /* row-wise 8-bit factors: one scratch vector (max(m, n) values) for both */
+    const size_t nsc = p->scale_a_mode == GKO_SCALE_ROWWISE
+                           ? (size_t)(p->m > p->n ? p->m : p->n) * sizeof(float)
+                           : 0;
     cudaStream_t st = NULL;
     cudaEvent_t e0 = NULL, e1 = NULL;
     /* The timing runs on a private non-blocking stream with its own
@@ -248,6 +253,8 @@ static gko_status_t gk_gemm_autotune(gko_handle_t h, const gk_gemm_problem *p,
     if (e == cudaSuccess) e = cudaMalloc(&dd, nd);
     if (e == cudaSuccess && (p->epilogue & 1)) e = cudaMalloc(&dbias, nbias + 16);
     if (e == cudaSuccess && ws_max) e = cudaMalloc(&dws, ws_max);
+    if (e == cudaSuccess && nsc) e = cudaMalloc(&dsc, nsc);
+    if (e == cudaSuccess && nsc) e = cudaMemsetAsync(dsc, 0x3c, nsc, st); /* about 0.011 */
     /* small finite values: 0x3c3c.. is about 1.06 in f16, 0.011 in bf16/f32 */
     if (e == cudaSuccess) e = cudaMemsetAsync(da, 0x3c, na, st);
     if (e == cudaSuccess) e = cudaMemsetAsync(db, 0x3c, nbb, st);
@@ -256,8 +263,10 @@ static gko_status_t gk_gemm_autotune(gko_handle_t h, const gk_gemm_problem *p,
     if (e == cudaSuccess) e = cudaEventCreate(&e1);
     s = e == cudaSuccess ? GKO_STATUS_SUCCESS
                          : gk_cuda_fail(e, "autotune: scratch buffers (cudaMalloc)");
+    const gk_gemm_scales sc = {(const float *)dsc, (const float *)dsc, NULL, NULL};
     for (int i = 0; i < nc && s == GKO_STATUS_SUCCESS; i++)
-      s = gk_time_plan(cand[i].plan, da, db, dd, dbias, dws, ws_max, st, e0, e1, &cand[i].us);
+      s = gk_time_plan(cand[i].plan, da, db, dd, dbias, &sc, dws, ws_max, st, e0, e1,
+                       &cand[i].us);
     if (st) cudaStreamSynchronize(st);
     if (e0) cudaEventDestroy(e0);
     if (e1) cudaEventDestroy(e1);
@@ -267,6 +276,7 @@ static gko_status_t gk_gemm_autotune(gko_handle_t h, const gk_gemm_problem *p,
     cudaFree(dd);
     cudaFree(dbias);
     cudaFree(dws);
+    cudaFree(dsc);
     cudaThreadExchangeStreamCaptureMode(&cmode);
     if (s) goto fail;
   }

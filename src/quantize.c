@@ -7,13 +7,8 @@
 #include "core.h"
 #include "../kernels/quantize.h"
 
-static const gk_rule kMode = {"mode",
-                              GKO_SCALE_TENSOR,
-                              GKO_SCALE_ROWWISE,
-                              0,
-                              "is not GKO_SCALE_TENSOR (0) or GKO_SCALE_ROWWISE (1)",
-                              0,
-                              0};
+static const gk_rule kMode = {"mode", GKO_SCALE_TENSOR, GKO_SCALE_ROWWISE, 0,
+                              "is not GKO_SCALE_TENSOR (0) or GKO_SCALE_ROWWISE (1)", 0, 0};
 
 /* The checks both directions share, in the header's order; *n receives
  * rows * cols.  wide: the 16/32-bit side's dtype, narrow: the 8-bit side's. */
@@ -44,22 +39,27 @@ static gko_status_t gk_q_check(gko_handle_t h, int dir, int x_dtype, const void 
                    "rows = %lld x cols = %lld elements overflow a byte count", (long long)rows,
                    (long long)cols);
   *n = rows * cols;
-  if (mode == GKO_SCALE_ROWWISE && !scale && rows > 0)
-    return gk_fail(GKO_STATUS_INVALID_VALUE,
-                   "scale is NULL but mode = GKO_SCALE_ROWWISE needs rows = %lld factors",
-                   (long long)rows);
   if ((s = gk_check_elem_align(scale, "scale", sizeof(float))) ||
       (s = gk_check_elem_align(amax, "amax", sizeof(float))))
     return s;
+  const size_t sbytes = (mode == GKO_SCALE_ROWWISE ? (size_t)rows : 1) * sizeof(float);
+  if (amax && scale && gk_overlap(amax, sizeof(float), scale, sbytes))
+    return gk_fail(GKO_STATUS_INVALID_VALUE, "amax overlaps scale (amax is zeroed first)");
   if (*n == 0) return GKO_STATUS_SUCCESS;
+  if (mode == GKO_SCALE_ROWWISE && !scale)
+    return gk_fail(GKO_STATUS_INVALID_VALUE,
+                   "scale is NULL but mode = GKO_SCALE_ROWWISE needs rows = %lld factors",
+                   (long long)rows);
   if (!x) return gk_fail(GKO_STATUS_INVALID_VALUE, "x is NULL");
   if (!y) return gk_fail(GKO_STATUS_INVALID_VALUE, "y is NULL");
   if ((s = gk_check_elem_align(x, "x", xs)) || (s = gk_check_elem_align(y, "y", ys))) return s;
-  if (gk_overlap(x, (size_t)*n * xs, y, (size_t)*n * ys))
+  const size_t xb = (size_t)*n * xs, yb = (size_t)*n * ys;
+  if (gk_overlap(x, xb, y, yb))
     return gk_fail(GKO_STATUS_INVALID_VALUE, "x and y overlap (no in-place conversion)");
-  if (gk_overlap(amax, sizeof(float), x, (size_t)*n * xs) ||
-      gk_overlap(amax, sizeof(float), y, (size_t)*n * ys))
+  if (gk_overlap(amax, sizeof(float), x, xb) || gk_overlap(amax, sizeof(float), y, yb))
     return gk_fail(GKO_STATUS_INVALID_VALUE, "amax overlaps x or y");
+  if (scale && (gk_overlap(scale, sbytes, y, yb) || gk_overlap(scale, sbytes, x, xb)))
+    return gk_fail(GKO_STATUS_INVALID_VALUE, "scale overlaps x or y");
   return GKO_STATUS_SUCCESS;
 }
 

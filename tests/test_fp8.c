@@ -1169,6 +1169,7 @@ typedef struct {
   int amax; /* pass amax_d (every row is checked) */
   double dsat; /* FP8 D: scale_d maps the largest |X| to dsat times the format's max; 0: NULL (1) */
   int64_t sample_rows; /* > 0: check only that many rows (the first, the last, random ones) */
+  int autotune;        /* GKO_GEMM_ATTR_AUTOTUNE (cuBLASLt's candidates timed, factors too) */
 } fcase;
 
 static fcase fc(gko_dtype_t adt, gko_dtype_t bdt, gko_dtype_t cd, int64_t m, int64_t n, int64_t k) {
@@ -1321,6 +1322,7 @@ static void fg_prepare(gko_handle_t h, fgemm *g, const fcase *c) {
   T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_EPILOGUE, c->epilogue));
   T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_COMPUTE, c->compute));
   T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_BATCH_COUNT, bt));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_AUTOTUNE, c->autotune));
   const gko_status_t s = gko_gemm_plan_create(h, d, &g->plan);
   cr_assert_eq(s, GKO_STATUS_SUCCESS, "plan: %s: %s [%s]", gko_status_name(s),
                gko_last_error_detail(), g->what);
@@ -1427,7 +1429,20 @@ static int64_t fg_check(const fgemm *g, uint64_t seed) {
         double got, lo, hi, b;
         if (fp8d) {
           b = eb + u23 * (fabs(x) + eb);
-          double vlo = g->sd * t_ref_act(act, x - b), vhi = g->sd * t_ref_act(act, x + b);
+          /* act over [x - b, x + b]: GELU falls below x = -0.75, so the
+           * ends need not be the extremes; a few interior points too */
+          double vlo = INFINITY, vhi = -INFINITY;
+          for (int q = 0; q <= 8; q++) {
+            const double v = g->sd * t_ref_act(act, x - b + q * b / 4);
+            vlo = fmin(vlo, v);
+            vhi = fmax(vhi, v);
+          }
+          if (act == 3) { /* cuBLASLt's fused GELU-tanh: 2^-8 relative, 5e-6 absolute
+                             in its negative tail (docs/gemm.md, "GELU-tanh") */
+            const double w = ldexp(fmax(fabs(vlo), fabs(vhi)), -8) + 5e-6 * g->sd;
+            vlo -= w;
+            vhi += w;
+          }
           vlo -= fabs(vlo) * u23;
           vhi += fabs(vhi) * u23;
           got = f8_decode(c->cd, hd[di]);
@@ -1509,7 +1524,7 @@ static void fp8_gemm_end(gko_handle_t h, int64_t bad, uint64_t seed) {
 /* The input pairs (both E5M2 is refused). */
 static const gko_dtype_t kPairs[3][2] = {{E4M3, E4M3}, {E4M3, E5M2}, {E5M2, E4M3}};
 /* The output types of each pair: E5M2 D only with an E5M2 input (cuBLASLt's
- * FP8 table lists E5M2 D only there; gko.h does not say: see the report). */
+ * FP8 kernels have E5M2 D only there; gko.h). */
 static int fp8_cd_ok(int pair, gko_dtype_t cd) { return cd != E5M2 || pair != 0; }
 /* amax_d: an 8-bit D only (cuBLASLt computes it only where it quantizes). */
 static int fp8_amax_ok(gko_dtype_t cd) { return is_f8(cd); }
@@ -1531,7 +1546,7 @@ Test(fp8, gemm_tensor_scales_every_output_type, .timeout = 600) {
         c.alpha = i % 2 ? 0.75f : 1.0f;
         c.amax = fp8_amax_ok(kCds[d]);
         c.dsat = i % 3 ? 0.75 : 1.5; /* 1.5: part of D saturates */
-        c.col_major = i % 5 == 4 && c.m % 16 == 0; /* ldd = m (see the report) */
+        c.col_major = i % 5 == 4 && c.m % 16 == 0; /* column-major with m a multiple of 16 */
         bad += run_fp8_gemm(h, &c, seed);
       }
   fp8_gemm_end(h, bad, seed);
@@ -1583,21 +1598,25 @@ Test(fp8, gemm_rowwise_mixed_or_with_fp8_d_is_refused) {
   fp8_gemm_end(h, 0, seed);
 }
 
-/* Bias (cd_dtype; BF16 for an FP8 D), beta * C (16/32-bit D), ReLU, and
- * amax_d where gko.h allows it (the whole epilogue fused, no activation). */
+/* Bias (cd_dtype; BF16 for an FP8 D), beta * C (16/32-bit D), ReLU,
+ * GELU-tanh (an 8-bit D), and amax_d (an 8-bit D: after the activation). */
 Test(fp8, gemm_bias_beta_relu_and_amax, .timeout = 600) {
   uint64_t seed;
   gko_handle_t h = fp8_gemm_begin(&seed);
-  static const int eps[4] = {GKO_EPILOGUE_BIAS, GKO_EPILOGUE_BIAS_RELU, GKO_EPILOGUE_RELU,
-                             GKO_EPILOGUE_NONE};
+  static const int eps[6] = {GKO_EPILOGUE_BIAS,      GKO_EPILOGUE_BIAS_RELU,
+                             GKO_EPILOGUE_RELU,      GKO_EPILOGUE_NONE,
+                             GKO_EPILOGUE_GELU_TANH, GKO_EPILOGUE_BIAS_GELU_TANH};
   int64_t bad = 0;
   int i = 0;
   for (int s = 1; s < kNShapes; s++)
     for (int d = 0; d < 5; d++)
-      for (int ep = 0; ep < 4; ep++)
+      for (int ep = 0; ep < 6; ep++)
         for (int beta = 0; beta < 2; beta++, i++) {
           const int p = i % 3;
           if (!fp8_cd_ok(p, kCds[d]) || (beta && is_f8(kCds[d]))) continue;
+          /* GELU-tanh: cuBLASLt's own form, checked where E4M3/E5M2 rounding
+           * dominates its approximation (an 8-bit D) */
+          if (ep >= 4 && !is_f8(kCds[d])) continue;
           fcase c =
               fc(kPairs[p][0], kPairs[p][1], kCds[d], kShapes[s][0], kShapes[s][1], kShapes[s][2]);
           c.epilogue = eps[ep];
@@ -1666,6 +1685,24 @@ Test(fp8, gemm_large_shape_sampled_rows, .timeout = 900) {
     if (d == 1) c.epilogue = GKO_EPILOGUE_BIAS;
     bad += run_fp8_gemm(h, &c, seed);
   }
+  fp8_gemm_end(h, bad, seed);
+}
+
+/* AUTOTUNE times cuBLASLt's candidates (row-wise plans with scratch
+ * factors); the winner's results within the same bounds. */
+Test(fp8, gemm_autotune, .timeout = 600) {
+  uint64_t seed;
+  gko_handle_t h = fp8_gemm_begin(&seed);
+  int64_t bad = 0;
+  for (int d = 0; d < 4; d++)
+    for (int row = 0; row < 2; row++) {
+      if (row && is_f8(kCds[d])) continue;
+      fcase c = fc(E4M3, d % 2 ? E5M2 : E4M3, kCds[d], 128, 256, 512);
+      c.autotune = 1;
+      if (row) c.sam = c.sbm = GKO_SCALE_ROWWISE;
+      c.amax = fp8_amax_ok(kCds[d]);
+      bad += run_fp8_gemm(h, &c, seed);
+    }
   fp8_gemm_end(h, bad, seed);
 }
 
@@ -1873,13 +1910,53 @@ Test(fp8, gemm_refusals_leave_d_untouched) {
                                        NULL, bias, ws, need, NULL));
   gko_gemm_plan_destroy(p);
   cudaFree(ws);
-  /* GELU-erf runs in gko's pass: no amax_d (bf16 D) */
+  /* amax_d needs an 8-bit D (cuBLASLt computes it only where it quantizes) */
   p = make_plan(h,
                 with(fp8_desc(E4M3, BF16, m, n, k), GKO_GEMM_ATTR_EPILOGUE, GKO_EPILOGUE_GELU_ERF),
                 &ws, &need);
   EXPECT_FAILS(
-      IV, "amax",
+      IV, "8-bit D",
       gko_gemm_execute_scaled(p, 1.0f, a, s, b, s, 0.0f, NULL, d, NULL, am, NULL, ws, need, NULL));
+  gko_gemm_plan_destroy(p);
+  cudaFree(ws);
+  /* an 8-bit D without a product: k = 0 at plan time, alpha = 0 at execute;
+   * an empty D with amax_d: amax_d = 0, nothing else written */
+  expect_plan(h, fp8_desc(E4M3, E4M3, m, n, 0), NS, "k = 0");
+  p = make_plan(h, fp8_desc(E4M3, E4M3, m, n, k), &ws, &need);
+  EXPECT_FAILS(IV, "alpha = 0",
+               gko_gemm_execute_scaled(p, 0.0f, a, s, b, s, 0.0f, NULL, d, NULL, NULL, NULL, ws,
+                                       need, NULL));
+  EXPECT_FAILS(IV, "alpha = 0",
+               gko_gemm_execute_scaled(p, 0.0f, a, s, b, s, 0.0f, NULL, d, NULL, am, NULL, ws,
+                                       need, NULL));
+  gko_gemm_plan_destroy(p);
+  cudaFree(ws);
+  {
+    float *am0 = t_dalloc(16);
+    t_memset(am0, T_POISON_BYTE, 16);
+    p = make_plan(h, fp8_desc(E4M3, E4M3, 0, n, k), &ws, &need);
+    T_OK(gko_gemm_execute_scaled(p, 1.0f, NULL, NULL, NULL, NULL, 0.0f, NULL, NULL, NULL, am0,
+                                 NULL, ws, need, NULL));
+    T_CUDA(cudaDeviceSynchronize());
+    float v = -1.0f;
+    t_d2h(&v, am0, 4);
+    cr_expect_eq(v, 0.0f, "amax_d of an empty D: %g", (double)v);
+    gko_gemm_plan_destroy(p);
+    cudaFree(ws);
+    cudaFree(am0);
+  }
+  /* FUSION_REQUIRED with an f32 D's bias: cuBLASLt's would be bf16 */
+  expect_plan(h,
+              with(with(fp8_desc(E4M3, F32, m, n, k), GKO_GEMM_ATTR_EPILOGUE, GKO_EPILOGUE_BIAS),
+                   GKO_GEMM_ATTR_FUSION, GKO_GEMM_FUSION_REQUIRED),
+              NS, "FUSION_REQUIRED");
+  /* a ROWWISE plan through gko_gemm_execute (no factors): its vectors missing */
+  p = make_plan(
+      h,
+      with(with(fp8_desc(E4M3, BF16, m, n, k), GKO_GEMM_ATTR_SCALE_A_MODE, GKO_SCALE_ROWWISE),
+           GKO_GEMM_ATTR_SCALE_B_MODE, GKO_SCALE_ROWWISE),
+      &ws, &need);
+  EXPECT_FAILS(IV, "ROWWISE", gko_gemm_execute(p, 1.0f, a, b, 0.0f, NULL, d, NULL, ws, need, NULL));
   gko_gemm_plan_destroy(p);
   cudaFree(ws);
   /* an F32 D's bias runs in gko's pass: no amax_d; scale_d is FP8 D's only */
