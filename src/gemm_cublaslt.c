@@ -212,10 +212,10 @@ static gko_status_t lt_split_epilogue(const lt_state *st, const gk_gemm_problem 
   const int act_fusable = c->act == 0 || c->act == 1 || c->act == 3;
   c->bias_align = lt_batched_align(p->alignment > st->esbias ? p->alignment : st->esbias,
                                    st->esbias, p->stride_bias, p->batch);
-  /* (8-bit inputs with an f32 D: cuBLASLt's bias would be bf16; gko's pass
-   * adds the f32 one) */
-  const int bias_fusable = c->has_bias && p->bias_on_rows && c->bias_align >= 16 &&
-                           !(st->fp8 && p->cd_dtype == GKO_DTYPE_F32);
+  /* 8-bit inputs with an f32 D: cuBLASLt's bias would be bf16, gko's is f32 */
+  const int bias_type_fusable = !(st->fp8 && p->cd_dtype == GKO_DTYPE_F32);
+  const int bias_fusable =
+      c->has_bias && p->bias_on_rows && c->bias_align >= 16 && bias_type_fusable;
   if (st->fp8d) { /* nothing can follow the quantization */
     const char *no = !act_fusable                         ? "GELU-erf"
                      : p->fusion == GKO_GEMM_FUSION_NEVER ? "GKO_GEMM_FUSION_NEVER"
@@ -244,7 +244,7 @@ static gko_status_t lt_split_epilogue(const lt_state *st, const gk_gemm_problem 
                      "GKO_GEMM_FUSION_REQUIRED: the fused bias needs 16-byte alignment but the "
                      "plan promises %d bytes (GKO_GEMM_ATTR_ALIGNMENT, STRIDE_BIAS)",
                      (int)c->bias_align);
-    if (c->has_bias && st->fp8 && p->cd_dtype == GKO_DTYPE_F32)
+    if (c->has_bias && !bias_type_fusable)
       return gk_fail(GKO_STATUS_NOT_SUPPORTED,
                      "GKO_GEMM_FUSION_REQUIRED: with 8-bit inputs and an f32 D cuBLASLt's "
                      "fused bias is bf16, gko's is f32 (gko's pass adds it: FUSION_AUTO)");

@@ -55,13 +55,11 @@ static gko_status_t gk_gemm_check_pointers(gko_gemm_plan_t plan, void *stream,
   return s;
 }
 
-/* The 8-bit factors' own rules (before any device check). */
+/* The 8-bit factors' own rules (before any device check); sc never NULL. */
 static gko_status_t gk_check_scales(const gk_gemm_problem *p, const gk_gemm_scales *sc,
                                     float alpha, float beta) {
   const int fp8 = gk_is_fp8(p->ab_dtype), fp8d = gk_is_fp8(p->cd_dtype);
   const int empty = p->m == 0 || p->n == 0 || p->batch == 0;
-  static const gk_gemm_scales kNone = {NULL, NULL, NULL, NULL};
-  if (!sc) sc = &kNone; /* gko_gemm_execute: every factor NULL */
   if (fp8d && beta != 0.0f)
     return gk_fail(GKO_STATUS_INVALID_VALUE,
                    "beta = %g with an 8-bit D (%s): C is not supported there (beta must be 0)",
@@ -131,9 +129,9 @@ gko_status_t gk_gemm_execute_scaled(gko_gemm_plan_t plan, float alpha, const voi
   if (!plan) return gk_fail(GKO_STATUS_INVALID_VALUE, "plan is NULL");
   const gk_gemm_problem *p = &plan->p;
   static const gk_gemm_scales kNone = {NULL, NULL, NULL, NULL};
+  if (!sc) sc = &kNone; /* gko_gemm_execute: every factor NULL */
   gko_status_t s = gk_check_scales(p, sc, alpha, beta);
   if (s) return s;
-  if (!sc) sc = &kNone;
   if (p->m == 0 || p->n == 0 || p->batch == 0) {
     if (!sc->amax_d) return GKO_STATUS_SUCCESS;
     /* nothing to compute: the maximum over no elements is 0 */
