@@ -1552,6 +1552,124 @@ GKO_API gko_status_t gko_pool_output_shape(gko_pool_desc_t desc, int64_t *oh, in
 GKO_API gko_status_t gko_pool_forward(gko_handle_t handle, gko_pool_desc_t desc, const void *x,
                                       void *y, gko_stream_t stream);
 
+/* ------------------------------------------------------------------------ */
+/* Encoder operators: layer normalisation, softmax, attention, gathers        */
+/* ------------------------------------------------------------------------ */
+/* Matrices here are row-major: element (i, j) of a rows x cols matrix is at
+ * [i * ld + j], ld >= cols (ld counts elements).  Storage is dtype (F32, F16
+ * or BF16; an 8-bit dtype is NOT_SUPPORTED); arithmetic is f32 for every
+ * dtype.  Every pointer is device-accessible, aligned to its element size
+ * (wider alignment of pointers and leading dimensions lets the kernels use
+ * 16-byte vectors; it is never required).  On a failed check nothing is
+ * enqueued and the outputs are untouched; the statuses are INVALID_VALUE
+ * (NULL handle or pointer, a negative size, an ld below its row length, an
+ * unknown dtype, misaligned or overlapping pointers the function does not
+ * allow, host memory the GPU cannot access), NOT_SUPPORTED (an 8-bit dtype,
+ * or a limit stated below), DEVICE_MISMATCH, CUDA_ERROR (the launch failed)
+ * and EXECUTION_FAILED (the context holds a sticky error).  A problem with
+ * no element (rows == 0, n == 0, batch == 0) reads and writes nothing and
+ * allows NULL pointers.  None allocates or synchronizes: each is one or a
+ * few kernels on stream, capture-safe. */
+
+/* Layer normalisation over the last dimension (Ba, Kiros & Hinton, "Layer
+ * Normalization", 2016), with an optional residual added first, as the
+ * post-LN Transformer block computes LN(x + r):
+ *   h[i][j] = x[i][j] + r[i][j]                (r == NULL: h = x)
+ *   y[i][j] = (h[i][j] - mean_i) / sqrt(var_i + eps) * gamma[j] + beta[j]
+ * with mean_i and the biased variance var_i (divided by cols, as torch's
+ * layer_norm) of row i of h, computed in f32 (two passes over the row, no
+ * E[h^2] - mean^2 cancellation).  h is formed in f32; when s != NULL it is
+ * also written out, rounded to dtype, into s (the residual stream of a
+ * pre-LN block).  gamma, beta: cols elements of dtype, or NULL for 1 and 0.
+ * eps: finite and >= 0, else INVALID_VALUE.  rows >= 0; cols >= 1.
+ * In place: y may be x or r, and s may be x or r (the same pointer with the
+ * same ld); y and s must not overlap each other, and no other overlap is
+ * allowed.  A row holding NaN or Inf gives NaN in y (as torch).
+ * Storage: none.  Async: yes.  Capture: yes (one kernel). */
+GKO_API gko_status_t gko_layernorm(gko_handle_t handle, gko_dtype_t dtype, int64_t rows,
+                                   int64_t cols, const void *x, int64_t ldx, const void *r,
+                                   int64_t ldr, const void *gamma, const void *beta, float eps,
+                                   void *y, int64_t ldy, void *s, int64_t lds,
+                                   gko_stream_t stream);
+
+/* Softmax over the last dimension, scaled and masked, as attention uses it:
+ *   z[i][j] = scale * x[i][j] + mask[i / group][j]      (mask == NULL: + 0)
+ *   y[i][j] = exp(z[i][j] - max_i) / sum_j' exp(z[i][j'] - max_i)
+ * over the row's kept columns: j < lengths[i / group] (lengths == NULL:
+ * every column; an entry below 0 counts as 0, above cols as cols) whose z
+ * is not -Inf.  Columns not kept get 0.  A row with no kept column (a
+ * fully masked row) gives zeros, not NaN; a row whose kept z holds NaN or
+ * +Inf gives NaN (as torch).  max_i is subtracted first, so large scores
+ * never overflow.
+ * mask: f32 additive mask (0 keeps, -Inf removes), of rows / group rounded
+ * up rows with leading dimension ldmask >= cols; lengths: int32 key-padding
+ * lengths, one per group of rows.  group >= 1 whenever mask or lengths is
+ * given: for attention scores of B x H x Sq rows, group = H * Sq maps a
+ * [B, Sk] mask or B lengths onto every head and query.
+ * scale: finite, else INVALID_VALUE.  rows >= 0; cols >= 1.
+ * In place: y may be x (with ldy == ldx); no other overlap is allowed.
+ * Storage: none.  Async: yes.  Capture: yes (one kernel). */
+GKO_API gko_status_t gko_softmax(gko_handle_t handle, gko_dtype_t dtype, int64_t rows,
+                                 int64_t cols, float scale, const void *x, int64_t ldx,
+                                 const float *mask, int64_t ldmask, const int32_t *lengths,
+                                 int64_t group, void *y, int64_t ldy, gko_stream_t stream);
+
+/* Scaled dot-product attention of an encoder (Vaswani et al., "Attention Is
+ * All You Need", 2017), fused in the manner of FlashAttention (Dao et al.,
+ * 2022): the seq_q x seq_k score matrix is never written to memory; each
+ * block of queries keeps a running maximum and sum (online softmax, f32)
+ * while it streams the keys and values.  For every batch b and head h:
+ *   O_bh = softmax(scale * Q_bh * K_bh^T, keys j >= lengths[b] removed) V_bh
+ * Layout ("BSHD", what one projection GEMM of x gives): element e of head h
+ * of token s of batch b is at
+ *   q[(b * seq_q + s) * ldq + h * head_dim + e]   (ldq >= heads * head_dim)
+ * and likewise k and v with seq_k, ldk, ldv, and o with seq_q, ldo: q, k, v
+ * may be column slices of one fused QKV matrix (ld = 3 * heads * head_dim).
+ * lengths: int32 key-padding lengths, batch entries (NULL: seq_k each; below
+ * 0 counts as 0, above seq_k as seq_k); a batch with no key gives zero rows
+ * of o.  Removed keys are never read: their rows of k and v may hold
+ * anything, NaN included.  scale: finite (usually 1 / sqrt(head_dim)), else INVALID_VALUE.
+ * Sizes: batch, heads, seq_q, seq_k >= 0; 1 <= head_dim <= 256 (larger is
+ * NOT_SUPPORTED).  o must not overlap q, k or v.
+ * Algorithm: f16 and bf16 with head_dim a multiple of 8 up to 128 and
+ * 16-byte aligned rows (pointers, and ld times the element size) run on
+ * tensor cores on sm_80 and newer (mma.sync, f32 accumulation, P rounded to
+ * dtype before the P * V product as FlashAttention does); every other case
+ * runs a CUDA-core kernel with f32 products.  Results are deterministic.
+ * Storage: none.  Async: yes.  Capture: yes (one kernel). */
+GKO_API gko_status_t gko_attention(gko_handle_t handle, gko_dtype_t dtype, int64_t batch,
+                                   int64_t heads, int64_t seq_q, int64_t seq_k,
+                                   int64_t head_dim, float scale, const void *q, int64_t ldq,
+                                   const void *k, int64_t ldk, const void *v, int64_t ldv,
+                                   const int32_t *lengths, void *o, int64_t ldo,
+                                   gko_stream_t stream);
+
+/* Row gather (torch's F.embedding): y[i][:] = table[ids[i]][:] for i in
+ * [0, n), dim elements per row.  table: num_rows x dim with leading
+ * dimension ldt >= dim; ids: n indices of index_type (int32 or int64); y:
+ * n x dim with ldy >= dim, not overlapping table or ids.  An index outside
+ * [0, num_rows) cannot be checked without a synchronization: its row of y
+ * is filled with NaN (and nothing outside y is read or written).
+ * Storage: none.  Async: yes.  Capture: yes (one kernel). */
+GKO_API gko_status_t gko_embedding(gko_handle_t handle, gko_dtype_t dtype, int64_t num_rows,
+                                   int64_t dim, const void *table, int64_t ldt,
+                                   gko_index_t index_type, const void *ids, int64_t n, void *y,
+                                   int64_t ldy, gko_stream_t stream);
+
+/* Masked mean pooling over a sequence (sentence-transformers' "mean"
+ * pooling), optionally L2-normalised:
+ *   m[b][:] = (1 / L_b) * sum_{s < L_b} x[b * seq + s][:]
+ *   y[b][:] = normalize ? m[b][:] / max(||m[b]||_2, 1e-12) : m[b][:]
+ * (torch's F.normalize eps) for b in [0, batch), with L_b = lengths[b]
+ * (NULL: seq; clamped to [0, seq]); a sequence with L_b = 0 gives a zero
+ * row.  x: batch * seq rows of dim elements, leading dimension ldx >= dim;
+ * y: batch rows, ldy >= dim, not overlapping x.  Sums in f32.
+ * Storage: none.  Async: yes.  Capture: yes (one kernel). */
+GKO_API gko_status_t gko_mean_pool(gko_handle_t handle, gko_dtype_t dtype, int64_t batch,
+                                   int64_t seq, int64_t dim, const void *x, int64_t ldx,
+                                   const int32_t *lengths, int normalize, void *y, int64_t ldy,
+                                   gko_stream_t stream);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
