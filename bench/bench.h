@@ -200,4 +200,10 @@ int bench_model_suite(gko_handle_t h, cudaStream_t s);
 int bench_fp8_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv);
 int bench_fp8_suite(gko_handle_t h, cudaStream_t s);
 
+/* bench_minilm.c: the MiniLM encoder at each shape (B sentences x S tokens)
+ * from the model in dir (a line and 0 when it is absent); peak: the matrix
+ * rate of dt in TFLOP/s.  Returns the number of failed checks. */
+int bench_minilm(gko_handle_t h, cudaStream_t s, const int (*shapes)[2], int ns, gko_dtype_t dt,
+                 const char *dir, double peak);
+
 #endif

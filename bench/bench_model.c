@@ -2,6 +2,8 @@
  *
  *   gko-bench [--power] [--verbose] model resnet18 [--batch 1,32,128,256]
  *       [--dtype f16|bf16|f32] [--layout nhwc|nchw] [--power]
+ *   gko-bench [--verbose] model minilm [--shapes 1x32,32x128,256x128] ...
+ *       (bench_minilm.c)
  *
  * ResNet-18 (util/resnet18.h: torchvision's network, BatchNorm folded,
  * deterministic random weights) at each batch size:
@@ -253,9 +255,47 @@ static int bench_resnet18(gko_handle_t h, cudaStream_t s, const int *batches, in
   return fails;
 }
 
+static const char *minilm_dir(void) {
+  const char *d = getenv("GKO_MINILM_DIR");
+  return d && *d ? d : "build/models/all-MiniLM-L6-v2";
+}
+
+static int minilm_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv) {
+  int shapes[16][2] = {{1, 32}, {32, 128}, {256, 128}}, ns = 3;
+  gko_dtype_t dt = GKO_DTYPE_F16;
+  const char *dir = minilm_dir();
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
+    if (!strcmp(a, "--shapes") && *v) {
+      ns = 0;
+      for (const char *q = v; *q && ns < 16;) {
+        char *e;
+        const long b = strtol(q, &e, 10), t = *e == 'x' ? strtol(e + 1, &e, 10) : 0;
+        if (b < 1 || b > 4096 || t < 1 || t > 512 || (*e && *e != ',')) {
+          fprintf(stderr, "gko-bench model minilm: --shapes takes BxS pairs (B 1..4096, S 1..512) "
+                          "separated by commas: %s\n", v);
+          return 1;
+        }
+        shapes[ns][0] = (int)b, shapes[ns][1] = (int)t, ns++;
+        q = e + (*e == ',');
+      }
+      i++;
+    } else if (!strcmp(a, "--dtype") && bench_parse_dtype(v, &dt)) {
+      i++;
+    } else if (!strcmp(a, "--model") && *v) {
+      dir = v, i++;
+    } else {
+      fprintf(stderr, "gko-bench model minilm: unknown flag or value: %s %s\n", a, v);
+      return 1;
+    }
+  }
+  return bench_minilm(h, s, (const int(*)[2])shapes, ns, dt, dir, matrix_rate(h, s, dt));
+}
+
 int bench_model_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv) {
+  if (argc >= 1 && !strcmp(argv[0], "minilm")) return minilm_cmd(h, s, argc, argv);
   if (argc < 1 || strcmp(argv[0], "resnet18")) {
-    fprintf(stderr, "gko-bench model: the models are: resnet18\n");
+    fprintf(stderr, "gko-bench model: the models are: resnet18, minilm\n");
     return 1;
   }
   int batches[16] = {1, 32, 128, 256}, nb = 4;
@@ -292,5 +332,8 @@ int bench_model_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv) {
 
 int bench_model_suite(gko_handle_t h, cudaStream_t s) {
   const int batches[2] = {32, 128};
-  return bench_resnet18(h, s, batches, 2, GKO_DTYPE_F16, GKO_CONV_LAYOUT_NHWC);
+  const int shapes[2][2] = {{32, 128}, {256, 128}};
+  int fails = bench_resnet18(h, s, batches, 2, GKO_DTYPE_F16, GKO_CONV_LAYOUT_NHWC);
+  return fails + bench_minilm(h, s, shapes, 2, GKO_DTYPE_F16, minilm_dir(),
+                              matrix_rate(h, s, GKO_DTYPE_F16));
 }

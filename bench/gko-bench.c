@@ -5,6 +5,7 @@
  *   gko-bench --info                diagnostics + measured copy bandwidth
  *   gko-bench gelu [--n N] [--dtype f32|f16|bf16] [--approx erf|tanh] [--backward]
  *   gko-bench model resnet18 [--batch 1,32,128,256] [--dtype ...] [--layout ...]
+ *   gko-bench model minilm [--shapes 1x32,32x128,256x128] [--dtype ...] [--model DIR]
  *   common flags (before the subcommand): --repeat R, --json FILE, --power, --verbose
  *
  * The table: one line per case (op, shape, dtype, backend, device and
@@ -67,6 +68,7 @@ static void usage(void) {
           "[--backend auto|cublaslt|wmma|sm90] [--autotune] [--rotate] [--static] [--interleave]\n"
           "  model resnet18 [--batch 1,32,128,256] [--dtype f16|bf16|f32] [--layout nhwc|nchw] "
           "[--power]\n"
+          "  model minilm [--shapes 1x32,32x128,256x128] [--dtype f16|bf16|f32] [--model DIR]\n"
           "  fp8 [--m M --n N --k K] [--fast] [--out bf16|f16|f32|e4m3]   (e4m3 GEMM vs bf16)\n"
           "  fp8 --suite   (GEMM shapes, quantize and dequantize of 2^28 elements)\n"
           "  gemm --suite all|shapes|k1027|ffn1|square|decode|autotune|sm90|decode-sweep\n"

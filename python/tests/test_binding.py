@@ -294,3 +294,79 @@ class Fp8WithTorch(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipIf(_torch_cuda() is None, "needs torch with a CUDA device")
+class EncoderWithTorch(unittest.TestCase):
+    """gko.encoder against torch's own operators, in float64 where it matters."""
+
+    def setUp(self):
+        import gko.encoder
+        self.torch, self.enc = _torch_cuda(), gko.encoder
+        self.h = gko.Handle()
+
+    def tearDown(self):
+        self.h.close()
+
+    def test_layer_norm_with_residual(self):
+        torch, F = self.torch, self.torch.nn.functional
+        for dt in (torch.float32, torch.float16, torch.bfloat16):
+            x = torch.randn(1000, 384, device="cuda").to(dt)
+            r = torch.randn(1000, 384, device="cuda").to(dt)
+            g, b = torch.randn(384, device="cuda").to(dt), torch.randn(384, device="cuda").to(dt)
+            s = torch.empty_like(x)
+            y = self.enc.layer_norm(self.h, x, g, b, eps=1e-12, residual=r, sum_out=s)
+            h = x.double() + r.double()
+            ref = F.layer_norm(h, (384,), g.double(), b.double(), 1e-12)
+            # two half-ulps of the output dtype (relative), plus f32 arithmetic
+            rel = {torch.float32: 2.0 ** -22, torch.float16: 2.0 ** -10,
+                   torch.bfloat16: 2.0 ** -7}[dt]
+            bound = rel * ref.abs() + 1e-5
+            self.assertTrue(((y.double() - ref).abs() <= bound).all().item(), str(dt))
+            self.assertTrue(torch.equal(s, h.to(dt)), str(dt))
+
+    def test_softmax_lengths_and_mask(self):
+        torch = self.torch
+        x = torch.randn(2 * 3 * 5, 7, device="cuda")
+        lengths = torch.tensor([4, 0], dtype=torch.int32, device="cuda")
+        mask = torch.zeros(2, 7, device="cuda")
+        mask[0, 1] = float("-inf")
+        y = self.enc.softmax(self.h, x, scale=0.5, mask=mask, lengths=lengths, group=15)
+        z = 0.5 * x.double().view(2, 15, 7) + mask.double().view(2, 1, 7)
+        z[:, :, 4:] = float("-inf")
+        ref = torch.softmax(z, -1).nan_to_num(0.0).view(30, 7)
+        ref[15:] = 0
+        self.assertLess((y.double() - ref).abs().max().item(), 1e-6)
+
+    def test_attention_matches_sdpa_on_qkv_slices(self):
+        torch, F = self.torch, self.torch.nn.functional
+        B, S, H, D = 3, 77, 12, 32
+        qkv = torch.randn(B * S, 3 * H * D, device="cuda").half()
+        q3 = qkv.view(B, S, 3 * H * D)
+        q, k, v = q3[:, :, :H * D], q3[:, :, H * D:2 * H * D], q3[:, :, 2 * H * D:]
+        lens = torch.tensor([77, 40, 1], dtype=torch.int32, device="cuda")
+        o = self.enc.attention(self.h, q, k, v, H, lengths=lens)
+        heads = lambda t: t.double().reshape(B, S, H, D).transpose(1, 2)  # noqa: E731
+        keep = torch.arange(S, device="cuda")[None, :] < lens[:, None]
+        ref = F.scaled_dot_product_attention(heads(q), heads(k), heads(v),
+                                             attn_mask=keep[:, None, None, :])
+        ref = ref.transpose(1, 2).reshape(B, S, H * D)
+        self.assertLess((o.double() - ref).abs().max().item(), 1e-2)
+
+    def test_embedding_and_mean_pool(self):
+        torch, F = self.torch, self.torch.nn.functional
+        table = torch.randn(50, 16, device="cuda").half()
+        ids = torch.tensor([[3, 49, 0], [7, 50, -1]], device="cuda")
+        y = self.enc.embedding(self.h, ids, table)
+        self.assertTrue(torch.equal(y[0], table[ids[0]]))
+        self.assertTrue(torch.equal(y[1, 0], table[7]))
+        self.assertTrue(torch.isnan(y[1, 1:]).all().item())
+        x = torch.randn(4, 9, 16, device="cuda")
+        lens = torch.tensor([9, 3, 0, 1], dtype=torch.int32, device="cuda")
+        e = self.enc.mean_pool(self.h, x, lengths=lens, normalize=True)
+        m = torch.stack([x[i, :max(int(n), 1)].double().mean(0) * (1 if n else 0)
+                         for i, n in enumerate(lens.tolist())])
+        ref = F.normalize(m, dim=1, eps=1e-12)
+        self.assertLess((e.double() - ref).abs().max().item(), 1e-6)
+        with self.assertRaises(ValueError):
+            self.enc.mean_pool(self.h, x, lengths=lens.long())
