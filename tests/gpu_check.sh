@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs, on a machine with a GPU and from already-built binaries (no rebuild):
 #   1. every Criterion suite;
-#   2. the Python binding tests (torch parts run when torch sees the GPU);
+#   2. the Python binding tests (torch parts run when torch sees the GPU),
+#      and build/bin/minilm --check in f32, f16, bf16 when the model is here;
 #   3. optionally (GKO_BENCH=1) gko-bench (GKO_BENCH_ARGS, e.g. "--suite
 #      spmm") and the Python comparisons (GKO_PYBENCH lists the scripts);
 #   4. the suites under compute-sanitizer (tests/sanitize_one.sh for each
@@ -24,6 +25,20 @@ grep -E '^-- |^== total|FAIL|\[ERR\]|CRASH' "$out/tests.log" | head -40
 echo "== python binding"
 GKO_LIBRARY=$PWD/$(ls lib/libgko.so.*.*.* | head -1) python3 -m unittest discover -s python/tests -v > "$out/python.log" 2>&1 || status=1
 tail -3 "$out/python.log"
+# the MiniLM encoder against the stored float64 reference, when the model is here
+mdir=${GKO_MINILM_DIR:-build/models/all-MiniLM-L6-v2}
+if [ -x build/bin/minilm ] && [ -f "$mdir/model.safetensors" ]; then
+  echo "== minilm ($mdir)"
+  ref=data/minilm/embeddings_f64.txt
+  [ -f "$mdir/embeddings_f64.txt" ] && ref=$mdir/embeddings_f64.txt  # a copy's own reference (fp16 weights)
+  for dt in f32 f16 bf16; do
+    build/bin/minilm --model "$mdir" --dtype $dt --sentences data/minilm/sentences.txt --check "$ref" \
+      > "$out/minilm-$dt.log" 2>&1 || status=1
+    tail -1 "$out/minilm-$dt.log"
+  done
+else
+  echo "== minilm SKIPPED (no build/bin/minilm or no model in $mdir: make examples model-minilm)"
+fi
 if [ "${GKO_BENCH:-0}" = 1 ]; then
   echo "== gko-bench"
   build/bin/gko-bench ${GKO_BENCH_ARGS:-} --json "$out/gko-bench.json" 2>&1 | tr '\r' '\n' | grep -v '^  ' | tee "$out/gko-bench.txt" || status=1
