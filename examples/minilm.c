@@ -217,7 +217,8 @@ int main(int argc, char **argv) {
   for (int i = 0; i < in.count; i++) {
     if (bert_tokenize(tok, in.text[i], strlen(in.text[i]), maxlen, ids + (size_t)i * maxlen,
                       &len[i]) < 0)
-      printf("FAIL: sentence %d: out of host memory\n", i), exit(1);
+      printf("FAIL: sentence %d: the tokenizer failed (out of host memory, or fewer than 2 "
+             "positions)\n", i), exit(1);
     if (len[i] > seq) seq = len[i];
   }
   if (batch > in.count && !bench) batch = in.count;

@@ -1583,8 +1583,9 @@ GKO_API gko_status_t gko_pool_forward(gko_handle_t handle, gko_pool_desc_t desc,
  * pre-LN block).  gamma, beta: cols elements of dtype, or NULL for 1 and 0.
  * eps: finite and >= 0, else INVALID_VALUE.  rows >= 0; cols >= 1.
  * In place: y may be x or r, and s may be x or r (the same pointer with the
- * same ld); y and s must not overlap each other, and no other overlap is
- * allowed.  A row holding NaN or Inf gives NaN in y (as torch).
+ * same ld); y and s must not overlap each other or another input; the
+ * inputs may overlap one another.  A row holding NaN or Inf gives NaN in y
+ * (as torch).
  * Storage: none.  Async: yes.  Capture: yes (one kernel). */
 GKO_API gko_status_t gko_layernorm(gko_handle_t handle, gko_dtype_t dtype, int64_t rows,
                                    int64_t cols, const void *x, int64_t ldx, const void *r,
@@ -1607,7 +1608,8 @@ GKO_API gko_status_t gko_layernorm(gko_handle_t handle, gko_dtype_t dtype, int64
  * given: for attention scores of B x H x Sq rows, group = H * Sq maps a
  * [B, Sk] mask or B lengths onto every head and query.
  * scale: finite, else INVALID_VALUE.  rows >= 0; cols >= 1.
- * In place: y may be x (with ldy == ldx); no other overlap is allowed.
+ * In place: y may be x (with ldy == ldx); y must not overlap mask or
+ * lengths otherwise (the inputs may overlap one another).
  * Storage: none.  Async: yes.  Capture: yes (one kernel). */
 GKO_API gko_status_t gko_softmax(gko_handle_t handle, gko_dtype_t dtype, int64_t rows,
                                  int64_t cols, float scale, const void *x, int64_t ldx,

@@ -39,8 +39,8 @@ static char *read_text(const char *path, char *err, size_t n) {
 
 static int json_int(const cJSON *o, const char *key, int lo, int hi, int *out, char *err, size_t n) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-  if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int)v->valuedouble || v->valueint < lo ||
-      v->valueint > hi)
+  if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi) ||
+      v->valuedouble != (double)(int)v->valuedouble)
     return fail(err, n, "config.json: \"%s\" is missing or not an integer in [%d, %d]", key, lo, hi);
   *out = v->valueint;
   return 0;
@@ -72,6 +72,8 @@ static int load_config(mlm_config *c, const char *dir, char *err, size_t n) {
     rc = fail(err, n, "config.json: hidden_act must be \"gelu\" (erf-GELU)");
   if (!rc && pe && (!cJSON_IsString(pe) || strcmp(pe->valuestring, "absolute")))
     rc = fail(err, n, "config.json: only absolute position embeddings are supported");
+  if (!rc && !(eps->valuedouble <= 1.0))
+    rc = fail(err, n, "config.json: \"layer_norm_eps\" above 1");
   if (!rc && c->hidden % c->heads)
     rc = fail(err, n, "config.json: hidden_size %d is not a multiple of %d heads", c->hidden,
               c->heads);
@@ -365,6 +367,8 @@ static int build(mlm_net *net, const mlm_params *p, char *err, size_t n) {
 
 int mlm_net_create(gko_handle_t h, const mlm_params *p, gko_dtype_t dtype, int batch, int seq,
                    mlm_net **out, char *err, size_t n) {
+  if (dtype != GKO_DTYPE_F32 && dtype != GKO_DTYPE_F16 && dtype != GKO_DTYPE_BF16)
+    return fail(err, n, "dtype %d: the encoder runs in F32, F16 or BF16", (int)dtype);
   if (batch < 1) return fail(err, n, "batch %d: at least 1 sentence", batch);
   if (seq < 1 || seq > p->cfg.max_pos)
     return fail(err, n, "seq %d: between 1 and the model's %d positions", seq, p->cfg.max_pos);

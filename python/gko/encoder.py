@@ -52,22 +52,27 @@ def _ptr(t):
 
 def _rows(t, what):
     """(rows, cols, ld) of a tensor seen as a row-major matrix over its last
-    dimension: unit stride there, and every leading dimension folding into
-    one row stride."""
+    dimension: unit stride there, and the leading dimensions folding into one
+    row stride ld >= cols (no expanded, overlapping or unfolded rows)."""
     if t.dim() < 1:
         raise ValueError("%s must have at least one dimension" % what)
     cols = t.shape[-1]
-    if t.dim() > 1 and t.stride(-1) != 1 and cols > 1:
+    if cols > 1 and t.stride(-1) != 1:
         raise ValueError("%s must have unit stride in its last dimension" % what)
     rows = t.numel() // cols if cols else 0
-    ld = t.stride(-2) if t.dim() > 1 else cols
-    expect = ld
-    for d in range(t.dim() - 2, -1, -1):
-        if t.shape[d] > 1 and t.stride(d) != expect:
+    lead = [d for d in range(t.dim() - 1) if t.shape[d] > 1]
+    if not lead:
+        return rows, cols, cols
+    ld = expect = t.stride(lead[-1])
+    for d in reversed(lead):
+        if t.stride(d) != expect:
             raise ValueError("%s: its rows must be evenly spaced (stride %s for shape %s)"
                              % (what, tuple(t.stride()), tuple(t.shape)))
         expect *= t.shape[d]
-    return rows, cols, max(ld, cols)
+    if ld < cols:
+        raise ValueError("%s: rows %d elements apart overlap (%d columns; expanded or unfolded "
+                         "tensors are not matrices)" % (what, ld, cols))
+    return rows, cols, ld
 
 
 def _check_like(t, ref, what, shape=None):

@@ -292,9 +292,6 @@ class Fp8WithTorch(unittest.TestCase):
         self.assertLess(((q.double() - x * 0.5).norm() / (x * 0.5).norm()).item(), 0.05)
 
 
-if __name__ == "__main__":
-    unittest.main()
-
 
 @unittest.skipIf(_torch_cuda() is None, "needs torch with a CUDA device")
 class EncoderWithTorch(unittest.TestCase):
@@ -370,3 +367,21 @@ class EncoderWithTorch(unittest.TestCase):
         self.assertLess((e.double() - ref).abs().max().item(), 1e-6)
         with self.assertRaises(ValueError):
             self.enc.mean_pool(self.h, x, lengths=lens.long())
+
+    def test_matrix_views_are_checked(self):
+        torch = self.torch
+        row = torch.randn(384, device="cuda")
+        m = torch.randn(8, 384, device="cuda")
+        for bad in (row.expand(32, 384), row.unfold(0, 8, 4), m[:, 0]):
+            with self.assertRaises(ValueError):
+                self.enc.layer_norm(self.h, bad)
+        with self.assertRaises(ValueError):
+            self.enc.layer_norm(self.h, m, out=row.expand(8, 384))
+        wide = torch.randn(8, 3 * 384, device="cuda")
+        y = self.enc.layer_norm(self.h, wide[:, 384:768])      # a column slice: ld 1152
+        ref = torch.nn.functional.layer_norm(wide[:, 384:768], (384,))
+        self.assertLess((y - ref).abs().max().item(), 1e-5)
+
+
+if __name__ == "__main__":
+    unittest.main()
