@@ -51,6 +51,9 @@ extern double g_last_host_us;
 /* Device time per call (µs) by CUDA-graph replay: `calls` calls captured
  * into one graph, replayed g_repeat times between events, median. */
 double time_graph(run_fn fn, void *ctx, cudaStream_t s, int calls);
+/* Latency of a graph: one replay of a graph holding one fn call + stream
+ * sync on the host clock, median of g_repeat. */
+double graph_latency(run_fn fn, void *ctx, cudaStream_t s);
 double measure_copy(cudaStream_t s);
 /* The host clock (CLOCK_MONOTONIC, µs) and the median of n values (sorts v). */
 double bench_now_us(void);

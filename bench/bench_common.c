@@ -744,3 +744,31 @@ void bench_from_float(gko_dtype_t d, void *a, size_t i, float v) {
   if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;
   ((uint16_t *)a)[i] = (uint16_t)(sign | h);
 }
+
+/* one replay of a graph of one fn call + sync, host clock, median of g_repeat */
+double graph_latency(run_fn fn, void *ctx, cudaStream_t s) {
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  fn(ctx, s);
+  CK(cudaStreamEndCapture(s, &g));
+  CK(cudaGraphInstantiate(&ge, g, 0));
+  double *l = malloc(sizeof(double) * g_repeat);
+  if (!l) {
+    fprintf(stderr, "gko-bench: out of host memory\n");
+    exit(1);
+  }
+  for (int i = 0; i < 3; i++) CK(cudaGraphLaunch(ge, s));
+  CK(cudaStreamSynchronize(s));
+  for (int r = 0; r < g_repeat; r++) {
+    const double t0 = bench_now_us();
+    CK(cudaGraphLaunch(ge, s));
+    CK(cudaStreamSynchronize(s));
+    l[r] = bench_now_us() - t0;
+  }
+  const double med = bench_median(l, g_repeat);
+  free(l);
+  cudaGraphExecDestroy(ge);
+  cudaGraphDestroy(g);
+  return med;
+}

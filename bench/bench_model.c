@@ -91,30 +91,6 @@ static double floor_us(const rn18_layer *l, double peak) {
   return mma > mem ? mma : mem;
 }
 
-/* one replay of a one-forward graph + sync, host clock, median */
-static double graph_latency(net_ctx *c, cudaStream_t s) {
-  cudaGraph_t g;
-  cudaGraphExec_t ge;
-  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  run_net(c, s);
-  CK(cudaStreamEndCapture(s, &g));
-  CK(cudaGraphInstantiate(&ge, g, 0));
-  double *l = malloc(sizeof(double) * g_repeat);
-  for (int i = 0; i < 3; i++) CK(cudaGraphLaunch(ge, s));
-  CK(cudaStreamSynchronize(s));
-  for (int r = 0; r < g_repeat; r++) {
-    const double t0 = bench_now_us();
-    CK(cudaGraphLaunch(ge, s));
-    CK(cudaStreamSynchronize(s));
-    l[r] = bench_now_us() - t0;
-  }
-  const double med = bench_median(l, g_repeat);
-  free(l);
-  cudaGraphExecDestroy(ge);
-  cudaGraphDestroy(g);
-  return med;
-}
-
 static const char kLegend[] =
     "ResNet-18 (torchvision's network, BatchNorm folded, random weights), 224x224 images\n"
     "eager: the 23 calls of a forward pass back to back; graph: the pass as one CUDA graph, replayed\n"
@@ -199,7 +175,7 @@ static int bench_resnet18(gko_handle_t h, cudaStream_t s, const int *batches, in
     /* graph */
     const int k = (int)(25000.0 / dev) + 1;
     const double gdev = time_graph(run_net, &c, s, k < 1000 ? k : 1000);
-    const double glat = graph_latency(&c, s);
+    const double glat = graph_latency(run_net, &c, s);
     const double watts = g_power && g_last_power.power_n ? g_last_power.watts : 0;
     if (watts > 0)
       snprintf(detail, sizeof detail, "%.0f W, %.2f mJ per image; the network holds %.0f MiB (workspace %.0f MiB)",

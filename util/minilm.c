@@ -79,6 +79,19 @@ static int load_config(mlm_config *c, const char *dir, char *err, size_t n) {
               c->heads);
   if (!rc) c->ln_eps = (float)eps->valuedouble;
   cJSON_Delete(o);
+  c->max_seq = c->max_pos;
+  snprintf(path, sizeof path, "%s/sentence_bert_config.json", dir);
+  FILE *f = rc ? NULL : fopen(path, "rb");
+  if (f) { /* sentence-transformers' truncation length */
+    fclose(f);
+    if (!(text = read_text(path, err, n))) return -1;
+    o = cJSON_Parse(text);
+    free(text);
+    if (!o) return fail(err, n, "%s is not valid JSON", path);
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "max_seq_length");
+    if (m) rc = json_int(o, "max_seq_length", 2, c->max_pos, &c->max_seq, err, n);
+    cJSON_Delete(o);
+  }
   return rc;
 }
 

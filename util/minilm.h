@@ -31,6 +31,8 @@ enum { MLM_MAX_LAYERS = 48 };
 
 typedef struct {
   int layers, hidden, heads, ffn, vocab, max_pos, type_vocab;
+  int max_seq; /* tokens kept per sentence: sentence_bert_config.json's
+                  max_seq_length when the file exists, else max_pos */
   float ln_eps;
 } mlm_config;
 
