@@ -98,6 +98,13 @@ struct TcCfg {
   static constexpr int LD = D + 8;             /* shared row: 16 bytes of padding */
   static constexpr int CPR = D / 8;            /* 16-byte chunks per row */
 };
+/* two stages of a K and a V tile fit the 48 KB of static shared memory */
+template <int D>
+constexpr bool tc_fits() {
+  return 2 * 2 * TcCfg<D>::BN * TcCfg<D>::LD * 2 <= 48 * 1024 && TcCfg<D>::CPR * 8 == D &&
+         TcCfg<D>::BM == 64;
+}
+static_assert(tc_fits<32>() && tc_fits<64>() && tc_fits<128>(), "attention tiles exceed 48 KB");
 
 /* Two floats rounded to a packed pair of T (the lower half holds a). */
 template <typename T>
