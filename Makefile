@@ -268,7 +268,7 @@ run: all bench examples
 	if [ $$rc -eq 2 ]; then echo "make run: nothing was measured: gko-bench needs a usable GPU (its reason is above)"; \
 	elif [ $$rc -ne 0 ]; then exit $$rc; fi
 $(BUILD)/bin/gko-bench: $(wildcard bench/*.c bench/*.h) util/mtx.h util/resnet18.c util/resnet18.h util/half.h \
-    util/minilm.c util/minilm.h util/safetensors.c util/safetensors.h $(SHLIB) lib/libgko.so | $(BUILD)/bin deps-cjson
+    util/minilm.c util/minilm.h util/model_util.c util/model_util.h util/safetensors.c util/safetensors.h $(SHLIB) lib/libgko.so | $(BUILD)/bin deps-cjson
 	$(CC) -std=gnu11 -O2 -g $(WARN) -Iinclude -I$(CUDA_INC) $(filter %.c,$^) -o $@ $(BENCH_LIBS) -lcjson
 
 # Standalone probes (bench/probes/*.cu, each says what it measures and where
@@ -289,11 +289,11 @@ $(BUILD)/bin/%: examples/%.c examples/example.h util/mtx.h util/half.h $(SHLIB) 
 	$(CC) -std=gnu11 -O2 -g $(WARN) -Iinclude -I$(CUDA_INC) $< -o $@ $(BENCH_LIBS)
 # the model example: util/'s model and safetensors reader (cJSON)
 $(BUILD)/bin/resnet18: examples/resnet18.c examples/example.h util/resnet18.c util/resnet18.h \
-    util/safetensors.c util/safetensors.h util/half.h $(SHLIB) lib/libgko.so | $(BUILD)/bin deps-cjson
+    util/model_util.c util/model_util.h util/safetensors.c util/safetensors.h util/half.h $(SHLIB) lib/libgko.so | $(BUILD)/bin deps-cjson
 	$(CC) -std=gnu11 -O2 -g $(WARN) -Iinclude -I$(CUDA_INC) $(filter %.c,$^) -o $@ $(BENCH_LIBS) -lcjson
 # the sentence-embedding example: util/'s encoder, tokenizer and safetensors reader
 $(BUILD)/bin/minilm: examples/minilm.c examples/example.h util/minilm.c util/minilm.h \
-    util/bert_tokenizer.c util/bert_tokenizer.h util/safetensors.c util/safetensors.h util/half.h \
+    util/model_util.c util/model_util.h util/bert_tokenizer.c util/bert_tokenizer.h util/safetensors.c util/safetensors.h util/half.h \
     $(SHLIB) lib/libgko.so | $(BUILD)/bin deps-cjson
 	$(CC) -std=gnu11 -O2 -g $(WARN) -Iinclude -I$(CUDA_INC) $(filter %.c,$^) -o $@ $(BENCH_LIBS) -lcjson
 

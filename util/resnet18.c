@@ -2,12 +2,12 @@
 #include "resnet18.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "half.h"
+#include "model_util.h"
 
 #define BN_EPS 1e-5 /* torch.nn.BatchNorm2d's default */
 
@@ -37,14 +37,6 @@ static const struct {
     {"layer4.1.conv1", "layer4.1.bn1", 512, 512, 3, 1, 1, 7},
     {"layer4.1.conv2", "layer4.1.bn2", 512, 512, 3, 1, 1, 7},
 };
-
-static int fail(char *err, size_t n, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, n, fmt, ap);
-  va_end(ap);
-  return -1;
-}
 
 static int out_size(int h, int r, int stride, int pad) { return (h + 2 * pad - r) / stride + 1; }
 static size_t filter_elems(const rn18_conv *cv) { return (size_t)cv->k * cv->r * cv->r * cv->c; }
@@ -130,7 +122,7 @@ int rn18_params_load(rn18_params *p, rn18_fetch_fn fetch, void *ctx, char *err, 
   rn18_params_init(p);
   float *oihw = malloc((size_t)512 * 512 * 9 * sizeof(float));
   float *bn = malloc(4 * 512 * sizeof(float));
-  int rc = !oihw || !bn || alloc_params(p) ? fail(err, n, "out of host memory") : 0;
+  int rc = !oihw || !bn || alloc_params(p) ? mu_fail(err, n, "out of host memory") : 0;
   char name[96];
   static const char *const kBn[4] = {"weight", "bias", "running_mean", "running_var"};
   for (int i = 0; i < RN18_CONVS && !rc; i++) {
@@ -149,7 +141,7 @@ int rn18_params_load(rn18_params *p, rn18_fetch_fn fetch, void *ctx, char *err, 
       rc = fetch(ctx, name, 1, &len, bn + 512 * j, err, n);
     }
     for (int k = 0; k < cv->k && !rc; k++)
-      if (!(bn[3 * 512 + k] >= 0)) rc = fail(err, n, "%s.running_var[%d] is %g", cv->bn, k, bn[3 * 512 + k]);
+      if (!(bn[3 * 512 + k] >= 0)) rc = mu_fail(err, n, "%s.running_var[%d] is %g", cv->bn, k, bn[3 * 512 + k]);
     if (!rc) fold(cv, bn, bn + 512, bn + 1024, bn + 1536);
   }
   const int64_t fcw[2] = {RN18_CLASSES, RN18_FEATURES}, fcb = RN18_CLASSES;
@@ -309,45 +301,6 @@ struct rn18_net {
   int ops;
 };
 
-static int gko_fail(char *err, size_t n, const char *what, gko_status_t s) {
-  return fail(err, n, "%s: %s: %s", what, gko_status_name(s), gko_last_error_detail());
-}
-#define GKO_TRY(what, call)                                          \
-  do {                                                               \
-    gko_status_t s_ = (call);                                        \
-    if (s_ != GKO_STATUS_SUCCESS) return gko_fail(err, n, what, s_); \
-  } while (0)
-
-static int dalloc(rn18_net *net, void **p, size_t bytes, char *err, size_t n) {
-  const cudaError_t e = cudaMalloc(p, bytes ? bytes : 1);
-  if (e != cudaSuccess) {
-    *p = NULL;
-    return fail(err, n, "cudaMalloc(%zu bytes): %s", bytes, cudaGetErrorString(e));
-  }
-  net->device_bytes += bytes;
-  return 0;
-}
-
-/* host floats -> the network's dtype, uploaded */
-static int upload(rn18_net *net, void **dst, const float *src, size_t len, gko_dtype_t dt, char *err,
-                  size_t n) {
-  const size_t es = gko_dtype_size(dt);
-  unsigned char *h = malloc(len * es + 1);
-  if (!h) return fail(err, n, "out of host memory");
-  for (size_t i = 0; i < len; i++) {
-    if (dt == GKO_DTYPE_F32) memcpy(h + 4 * i, &src[i], 4);
-    else {
-      const uint16_t v = dt == GKO_DTYPE_F16 ? float_to_half(src[i]) : float_to_bf16(src[i]);
-      memcpy(h + 2 * i, &v, 2);
-    }
-  }
-  int rc = dalloc(net, dst, len * es, err, n);
-  cudaError_t e = rc ? cudaSuccess : cudaMemcpy(*dst, h, len * es, cudaMemcpyHostToDevice);
-  free(h);
-  if (e != cudaSuccess) rc = fail(err, n, "cudaMemcpy: %s", cudaGetErrorString(e));
-  return rc;
-}
-
 static int add_op(rn18_net *net, int kind, int conv, int in, int out, int z, const char *name) {
   rn18_op *o = &net->op[net->ops];
   rn18_layer *l = &net->layer[net->ops++];
@@ -359,7 +312,7 @@ static int add_op(rn18_net *net, int kind, int conv, int in, int out, int z, con
 
 static int plan_conv(rn18_net *net, const rn18_conv *cv, int i, int relu, char *err, size_t n) {
   gko_conv_desc_t d;
-  GKO_TRY(cv->name, gko_conv_desc_create(&d, net->dtype, net->layout, net->batch, cv->c, cv->h, cv->h,
+  MU_TRY(cv->name, gko_conv_desc_create(&d, net->dtype, net->layout, net->batch, cv->c, cv->h, cv->h,
                                          cv->k, cv->r, cv->r));
   gko_status_t s = GKO_STATUS_SUCCESS;
   const int64_t set[][2] = {{GKO_CONV_ATTR_STRIDE_H, cv->stride}, {GKO_CONV_ATTR_STRIDE_W, cv->stride},
@@ -369,7 +322,7 @@ static int plan_conv(rn18_net *net, const rn18_conv *cv, int i, int relu, char *
     s = gko_conv_desc_set(d, (gko_conv_attr_t)set[j][0], set[j][1]);
   if (s == GKO_STATUS_SUCCESS) s = gko_conv_plan_create(net->h, d, &net->plan[i]);
   gko_conv_desc_destroy(d);
-  if (s != GKO_STATUS_SUCCESS) return gko_fail(err, n, cv->name, s);
+  if (s != GKO_STATUS_SUCCESS) return mu_gko_fail(err, n, cv->name, s);
   return 0;
 }
 
@@ -401,7 +354,7 @@ static int build(rn18_net *net, const rn18_params *p, char *err, size_t n) {
   const size_t es = gko_dtype_size(net->dtype), nb = (size_t)net->batch;
   /* parameters: KRSC for NHWC, KCRS for NCHW */
   float *kcrs = malloc((size_t)512 * 512 * 9 * sizeof(float));
-  if (!kcrs) return fail(err, n, "out of host memory");
+  if (!kcrs) return mu_fail(err, n, "out of host memory");
   int rc = 0;
   for (int i = 0; i < RN18_CONVS && !rc; i++) {
     const rn18_conv *cv = &p->conv[i];
@@ -413,41 +366,41 @@ static int build(rn18_net *net, const rn18_params *p, char *err, size_t n) {
           for (int ci = 0; ci < c; ci++) kcrs[((size_t)k * c + ci) * rr + t] = cv->w[((size_t)k * rr + t) * c + ci];
       w = kcrs;
     }
-    rc = upload(net, &net->w[i], w, filter_elems(cv), net->dtype, err, n);
-    if (!rc) rc = upload(net, &net->b[i], cv->b, (size_t)cv->k, net->dtype, err, n);
+    rc = mu_upload(&net->device_bytes, &net->w[i], w, filter_elems(cv), net->dtype, err, n);
+    if (!rc) rc = mu_upload(&net->device_bytes, &net->b[i], cv->b, (size_t)cv->k, net->dtype, err, n);
     if (!rc) rc = plan_conv(net, cv, i, cv->r != 1, err, n);
   }
   free(kcrs);
   if (rc) return rc;
-  if (upload(net, &net->fc_w, p->fc_w, (size_t)RN18_CLASSES * RN18_FEATURES, net->dtype, err, n) ||
-      upload(net, &net->fc_b, p->fc_b, RN18_CLASSES, GKO_DTYPE_F32, err, n))
+  if (mu_upload(&net->device_bytes, &net->fc_w, p->fc_w, (size_t)RN18_CLASSES * RN18_FEATURES, net->dtype, err, n) ||
+      mu_upload(&net->device_bytes, &net->fc_b, p->fc_b, RN18_CLASSES, GKO_DTYPE_F32, err, n))
     return -1;
 
   /* pooling descriptors */
-  GKO_TRY("maxpool", gko_pool_desc_create(&net->maxpool, GKO_POOL_MAX, net->dtype, net->layout,
+  MU_TRY("maxpool", gko_pool_desc_create(&net->maxpool, GKO_POOL_MAX, net->dtype, net->layout,
                                           net->batch, 64, 112, 112, 3, 3));
-  GKO_TRY("maxpool", gko_pool_desc_set(net->maxpool, GKO_POOL_ATTR_STRIDE_H, 2));
-  GKO_TRY("maxpool", gko_pool_desc_set(net->maxpool, GKO_POOL_ATTR_STRIDE_W, 2));
-  GKO_TRY("maxpool", gko_pool_desc_set(net->maxpool, GKO_POOL_ATTR_PAD_H, 1));
-  GKO_TRY("maxpool", gko_pool_desc_set(net->maxpool, GKO_POOL_ATTR_PAD_W, 1));
-  GKO_TRY("avgpool", gko_pool_desc_create(&net->avgpool, GKO_POOL_AVG, net->dtype, net->layout,
+  MU_TRY("maxpool", gko_pool_desc_set(net->maxpool, GKO_POOL_ATTR_STRIDE_H, 2));
+  MU_TRY("maxpool", gko_pool_desc_set(net->maxpool, GKO_POOL_ATTR_STRIDE_W, 2));
+  MU_TRY("maxpool", gko_pool_desc_set(net->maxpool, GKO_POOL_ATTR_PAD_H, 1));
+  MU_TRY("maxpool", gko_pool_desc_set(net->maxpool, GKO_POOL_ATTR_PAD_W, 1));
+  MU_TRY("avgpool", gko_pool_desc_create(&net->avgpool, GKO_POOL_AVG, net->dtype, net->layout,
                                           net->batch, RN18_FEATURES, 7, 7, 7, 7));
   /* the classifier: logits [batch][1000] f32 = features [batch][512] . fc_w^T + fc_b */
   gko_gemm_desc_t gd;
-  GKO_TRY("fc", gko_gemm_desc_create(&gd, net->dtype, GKO_DTYPE_F32, net->batch, RN18_CLASSES,
+  MU_TRY("fc", gko_gemm_desc_create(&gd, net->dtype, GKO_DTYPE_F32, net->batch, RN18_CLASSES,
                                      RN18_FEATURES));
   gko_status_t s = gko_gemm_desc_set(gd, GKO_GEMM_ATTR_TRANSB, GKO_OP_T);
   if (s == GKO_STATUS_SUCCESS) s = gko_gemm_desc_set(gd, GKO_GEMM_ATTR_EPILOGUE, GKO_EPILOGUE_BIAS);
   if (s == GKO_STATUS_SUCCESS) s = gko_gemm_plan_create(net->h, gd, &net->fc);
   gko_gemm_desc_destroy(gd);
-  if (s != GKO_STATUS_SUCCESS) return gko_fail(err, n, "fc", s);
+  if (s != GKO_STATUS_SUCCESS) return mu_gko_fail(err, n, "fc", s);
 
   /* activations */
   const size_t stage = nb * 56 * 56 * 64 * es; /* the largest stage tensor */
   const size_t sizes[B_COUNT] = {nb * 3 * RN18_IMAGE * RN18_IMAGE * es, nb * 64 * 112 * 112 * es, stage, stage, stage,
                                  nb * RN18_FEATURES * es, nb * RN18_CLASSES * sizeof(float)};
   for (int b = 0; b < B_COUNT; b++)
-    if (dalloc(net, &net->buf[b], sizes[b], err, n)) return -1;
+    if (mu_dalloc(&net->device_bytes, &net->buf[b], sizes[b], err, n)) return -1;
 
   /* the forward pass */
   add_op(net, OP_CONV, 0, B_IN, B_STEM, -1, "conv1");
@@ -479,18 +432,18 @@ static int build(rn18_net *net, const rn18_params *p, char *err, size_t n) {
     account(net, i, p);
     if (net->layer[i].workspace > net->ws_bytes) net->ws_bytes = net->layer[i].workspace;
   }
-  if (net->ws_bytes && dalloc(net, &net->ws, net->ws_bytes, err, n)) return -1;
+  if (net->ws_bytes && mu_dalloc(&net->device_bytes, &net->ws, net->ws_bytes, err, n)) return -1;
   /* the uploads from pageable memory may still be in flight on the legacy
    * stream, which the caller's (non-blocking) stream does not wait for */
   const cudaError_t e = cudaDeviceSynchronize();
-  return e == cudaSuccess ? 0 : fail(err, n, "cudaDeviceSynchronize: %s", cudaGetErrorString(e));
+  return e == cudaSuccess ? 0 : mu_fail(err, n, "cudaDeviceSynchronize: %s", cudaGetErrorString(e));
 }
 
 int rn18_net_create(gko_handle_t h, const rn18_params *p, gko_dtype_t dtype, gko_conv_layout_t layout,
                     int batch, rn18_net **out, char *err, size_t n) {
-  if (batch < 1) return fail(err, n, "batch %d: at least 1 image", batch);
+  if (batch < 1) return mu_fail(err, n, "batch %d: at least 1 image", batch);
   rn18_net *net = calloc(1, sizeof *net);
-  if (!net) return fail(err, n, "out of host memory");
+  if (!net) return mu_fail(err, n, "out of host memory");
   net->h = h, net->dtype = dtype, net->layout = layout, net->batch = batch;
   if (build(net, p, err, n)) {
     rn18_net_destroy(net);
@@ -526,7 +479,7 @@ int rn18_net_set_input(rn18_net *net, const float *x, char *err, size_t n) {
   float *t = malloc(len * sizeof *t);
   unsigned char *h = malloc(len * es);
   int rc = 0;
-  if (!t || !h) rc = fail(err, n, "out of host memory");
+  if (!t || !h) rc = mu_fail(err, n, "out of host memory");
   for (size_t b = 0; b < (size_t)net->batch && !rc; b++)
     for (size_t c = 0; c < 3; c++)
       for (size_t i = 0; i < hw; i++)
@@ -540,9 +493,9 @@ int rn18_net_set_input(rn18_net *net, const float *x, char *err, size_t n) {
   }
   if (!rc) {
     cudaError_t e = cudaMemcpy(net->buf[B_IN], h, len * es, cudaMemcpyHostToDevice);
-    if (e != cudaSuccess) rc = fail(err, n, "cudaMemcpy: %s", cudaGetErrorString(e));
+    if (e != cudaSuccess) rc = mu_fail(err, n, "cudaMemcpy: %s", cudaGetErrorString(e));
     else if ((e = cudaDeviceSynchronize()) != cudaSuccess) /* as in build() */
-      rc = fail(err, n, "cudaDeviceSynchronize: %s", cudaGetErrorString(e));
+      rc = mu_fail(err, n, "cudaDeviceSynchronize: %s", cudaGetErrorString(e));
   }
   free(t), free(h);
   return rc;
@@ -553,18 +506,18 @@ int rn18_net_run_layer(rn18_net *net, int i, cudaStream_t s, char *err, size_t n
   void *const *b = net->buf;
   switch (o->kind) {
     case OP_CONV:
-      GKO_TRY(net->layer[i].name,
+      MU_TRY(net->layer[i].name,
               gko_conv_execute_residual(net->plan[o->conv], 1.0f, b[o->in], net->w[o->conv], net->b[o->conv],
                                         o->z >= 0 ? 1.0f : 0.0f, o->z >= 0 ? b[o->z] : NULL, b[o->out],
                                         net->ws, net->ws_bytes, (gko_stream_t)s));
       break;
     case OP_MAXPOOL:
     case OP_AVGPOOL:
-      GKO_TRY(net->layer[i].name, gko_pool_forward(net->h, o->kind == OP_MAXPOOL ? net->maxpool : net->avgpool,
+      MU_TRY(net->layer[i].name, gko_pool_forward(net->h, o->kind == OP_MAXPOOL ? net->maxpool : net->avgpool,
                                                    b[o->in], b[o->out], (gko_stream_t)s));
       break;
     default:
-      GKO_TRY("fc", gko_gemm_execute(net->fc, 1.0f, b[o->in], net->fc_w, 0.0f, NULL, b[o->out], net->fc_b,
+      MU_TRY("fc", gko_gemm_execute(net->fc, 1.0f, b[o->in], net->fc_w, 0.0f, NULL, b[o->out], net->fc_b,
                                      net->ws, net->ws_bytes, (gko_stream_t)s));
   }
   return 0;
