@@ -33,12 +33,23 @@
  *     mapped until the graph runs and cannot be told from host memory.
  *   - When a call fails, gko_last_error_detail() returns a sentence (for the
  *     calling thread) that names the offending argument and the reason.
- *   - Destroy functions (gko_destroy, gko_*_desc_destroy, gko_*_plan_destroy,
- *     gko_csr_destroy) free only what gko made and has not freed yet: an
- *     object destroyed twice, a pointer gko never returned, or an object of
- *     another kind gives GKO_STATUS_INVALID_VALUE and frees nothing (NULL
- *     is a no-op).  Other calls do not check this yet: using an object after
- *     destroying it is undefined.
+ *   - Objects (handles, descriptors, plans, CSR matrices) are looked up in
+ *     gko's table of live objects before anything is read through them: an
+ *     object destroyed already, a pointer gko never returned, or an object
+ *     of another kind gives GKO_STATUS_INVALID_HANDLE (the detail names the
+ *     argument, its address and its type) from every function, and nothing
+ *     is read, written or freed.  NULL gives GKO_STATUS_INVALID_VALUE,
+ *     except in destroy functions (gko_destroy, gko_*_desc_destroy,
+ *     gko_*_plan_destroy, gko_csr_destroy), where it is a no-op; a second
+ *     destroy is GKO_STATUS_INVALID_HANDLE.  Descriptors, plans and CSR
+ *     matrices are looked up first; a handle after the checks of the
+ *     arguments that do not need it (so a bad argument is reported as
+ *     such), but before the call does anything with it or returns
+ *     success.  The lookup takes a shared reader lock once per object
+ *     argument (tens of nanoseconds).  Two misuses stay undefined:
+ *     destroying an object while another thread's call is still using it,
+ *     and a stale pointer whose address gko has since returned again for
+ *     a new object of the same kind (it then names the new object).
  *
  * ABI: while GKO_VERSION_MAJOR is 0 the ABI may change between minor versions;
  * every change is listed in CHANGELOG.md.  Enumerations only grow, have
@@ -114,7 +125,11 @@ typedef enum gko_status_e {
   GKO_STATUS_INTERNAL = 10,
   /* The handle's device is not the current device, or a stream or pointer
    * belongs to another device. */
-  GKO_STATUS_DEVICE_MISMATCH = 11
+  GKO_STATUS_DEVICE_MISMATCH = 11,
+  /* An object argument (handle, descriptor, plan, CSR matrix) is not a live
+   * object of its kind: destroyed already, never returned by gko, or of
+   * another kind.  Nothing was read through it. */
+  GKO_STATUS_INVALID_HANDLE = 12
 } gko_status_t;
 
 /* Short constant name of a status ("GKO_STATUS_INVALID_VALUE"); an unknown
@@ -628,7 +643,9 @@ GKO_API gko_status_t gko_gemm_desc_get(gko_gemm_desc_t desc,
 /* Checks the descriptor, chooses the backend and algorithm (cuBLASLt's
  * heuristic, cached per shape, types, alignment and epilogue in the handle)
  * and the workspace size.  The descriptor may be changed or destroyed
- * afterwards; the handle must outlive the plan.  Returns:
+ * afterwards; the handle must outlive the plan (executing a plan whose
+ * handle was destroyed gives GKO_STATUS_INVALID_HANDLE; the plan can still
+ * be destroyed).  Returns:
  *   GKO_STATUS_INVALID_VALUE   NULL argument; an inconsistent descriptor
  *       (leading dimension smaller than the stored row or column, D's
  *       batches overlapping, sizes whose byte extent overflows int64, TF32
@@ -1017,7 +1034,9 @@ typedef struct gko_spmm_plan_s *gko_spmm_plan_t;
  * The plan depends on row_ptr's contents: re-plan if they change.  col_ind
  * and values may change between executes (the pointers are fixed).  The
  * descriptor may be destroyed after this call; the handle must outlive the
- * plan.  row_ptr is expected to be valid (gko_csr_validate): a malformed
+ * plan (executing a plan whose handle was destroyed gives
+ * GKO_STATUS_INVALID_HANDLE; the plan can still be destroyed).  row_ptr is
+ * expected to be valid (gko_csr_validate): a malformed
  * row_ptr gives a useless plan but no fault here (MERGE refuses one whose
  * partition comes out inconsistent: INVALID_VALUE).
  * ldb, ldc: leading dimensions of B and C in elements (ROW_MAJOR: >=
@@ -1341,7 +1360,9 @@ GKO_API gko_status_t gko_conv_output_shape(gko_conv_desc_t desc, int64_t *oh, in
  * 16 bytes per row (then the filter is copied, zero-padded, into the
  * workspace so that cuBLASLt sees aligned operands), and NCHW rows of OH*OW
  * rounded up to 16 bytes.  The descriptor may be changed or destroyed
- * afterwards; the handle must outlive the plan.  Returns:
+ * afterwards; the handle must outlive the plan (executing a plan whose
+ * handle was destroyed gives GKO_STATUS_INVALID_HANDLE; the plan can still
+ * be destroyed).  Returns:
  *   GKO_STATUS_INVALID_VALUE   NULL argument; a descriptor gko_conv_output_
  *       shape rejects (the detail names the attribute);
  *   GKO_STATUS_INSUFFICIENT_WORKSPACE  MAX_WORKSPACE is below the minimum

@@ -72,7 +72,7 @@ GKO_API gko_status_t gko_attention(gko_handle_t handle, gko_dtype_t dtype, int64
       (s = gk_attn_check_ld("ldv", ldv, cols, rk, es)) ||
       (s = gk_attn_check_ld("ldo", ldo, cols, rq, es)))
     return s;
-  if (rq == 0 || heads == 0) return GKO_STATUS_SUCCESS; /* o has no element */
+  if (rq == 0 || heads == 0) return gk_live_check(handle, GK_LIVE_HANDLE, "handle"); /* o has no element */
 
   /* k, v (and lengths) are read only when there are keys */
   const int keys = rk > 0;

@@ -75,13 +75,14 @@ GKO_API gko_status_t gko_conv_desc_create(gko_conv_desc_t *desc, gko_dtype_t dty
 }
 
 GKO_API gko_status_t gko_conv_desc_destroy(gko_conv_desc_t desc) {
-  return gk_live_destroy(desc, GK_LIVE_CONV_DESC, "desc (a gko_conv_desc_t)", free);
+  return gk_live_destroy(desc, GK_LIVE_CONV_DESC, "desc", free);
 }
 
 GKO_API gko_status_t gko_conv_desc_set(gko_conv_desc_t desc, gko_conv_attr_t attr,
                                        int64_t value) {
   gk_clear_error();
-  if (!desc) return gk_fail(GKO_STATUS_INVALID_VALUE, "desc is NULL");
+  gko_status_t s = gk_live_check(desc, GK_LIVE_CONV_DESC, "desc");
+  if (s) return s;
   return gk_attr_store(desc->v, kRule, GK_CONV_NATTR, kAttrType, (int)attr, value);
 }
 
@@ -94,7 +95,7 @@ static int64_t gk_conv_resolved(const int64_t *v, int attr) {
 
 GKO_API gko_status_t gko_conv_desc_get(gko_conv_desc_t desc, gko_conv_attr_t attr,
                                        int64_t *value) {
-  gko_status_t s = gk_getter(desc, "desc", value, "value");
+  gko_status_t s = gk_getter(desc, GK_LIVE_CONV_DESC, "desc", value, "value");
   if (!s) s = gk_attr_in_range((int)attr, GK_CONV_NATTR, kAttrType);
   if (!s) *value = gk_conv_resolved(desc->v, (int)attr);
   return s;
@@ -186,7 +187,7 @@ gko_status_t gk_conv_resolve(const int64_t *v, gk_conv_problem *p) {
 }
 
 GKO_API gko_status_t gko_conv_output_shape(gko_conv_desc_t desc, int64_t *oh, int64_t *ow) {
-  gko_status_t s = gk_getter(desc, "desc", oh, "oh");
+  gko_status_t s = gk_getter(desc, GK_LIVE_CONV_DESC, "desc", oh, "oh");
   if (s) return s;
   if (!ow) return gk_fail(GKO_STATUS_INVALID_VALUE, "ow is NULL");
   gk_conv_problem p;

@@ -107,14 +107,15 @@ static gko_status_t gk_conv_run(gko_conv_plan_t plan, float alpha, const void *x
                                 const void *bias, float beta, const void *z, void *y,
                                 void *workspace, size_t workspace_bytes, void *stream) {
   gk_clear_error();
-  if (!plan) return gk_fail(GKO_STATUS_INVALID_VALUE, "plan is NULL");
+  gko_status_t s = gk_live_check(plan, GK_LIVE_CONV_PLAN, "plan");
+  if (!s) s = gk_live_check(plan->handle, GK_LIVE_HANDLE, "the plan's handle");
+  if (s) return s;
   const gk_conv_problem *p = &plan->p;
   if (plan->c.path == GKO_CONV_PATH_NONE) return GKO_STATUS_SUCCESS;
   if (beta == 0.0f) z = NULL; /* never read */
   else if (!z)
     return gk_fail(GKO_STATUS_INVALID_VALUE, "z is NULL but beta = %g is not 0", (double)beta);
-  gko_status_t s =
-      gk_conv_check_execute(plan, x, w, bias, z, y, workspace, workspace_bytes, stream);
+  s = gk_conv_check_execute(plan, x, w, bias, z, y, workspace, workspace_bytes, stream);
   if (s) return s;
   const int64_t es = p->es, G = p->groups, ohw = p->oh * p->ow, hw = p->h * p->w;
   const size_t xb = (size_t)(p->n * p->c * hw * es); /* 0: x is not read */

@@ -547,7 +547,7 @@ static void gk_conv_explain(gko_conv_plan_t cp) {
 
 GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t desc,
                                           gko_conv_plan_t *plan) {
-  gko_status_t s = gk_entry_check(handle, desc, "desc", plan, "plan");
+  gko_status_t s = gk_entry_check(handle, desc, GK_LIVE_CONV_DESC, "desc", plan, "plan");
   if (s) return s;
   gk_conv_problem p;
   if ((s = gk_conv_resolve(desc->v, &p))) return s;
@@ -605,18 +605,18 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
 static void gk_conv_plan_release(void *p) { gk_conv_plan_free(p); }
 
 GKO_API gko_status_t gko_conv_plan_destroy(gko_conv_plan_t plan) {
-  return gk_live_destroy(plan, GK_LIVE_CONV_PLAN, "plan (a gko_conv_plan_t)", gk_conv_plan_release);
+  return gk_live_destroy(plan, GK_LIVE_CONV_PLAN, "plan", gk_conv_plan_release);
 }
 
 GKO_API gko_status_t gko_conv_workspace_size(gko_conv_plan_t plan, size_t *bytes) {
-  gko_status_t s = gk_getter(plan, "plan", bytes, "bytes");
+  gko_status_t s = gk_getter(plan, GK_LIVE_CONV_PLAN, "plan", bytes, "bytes");
   if (!s) *bytes = plan->ws_bytes;
   return s;
 }
 
 GKO_API gko_status_t gko_conv_plan_get(gko_conv_plan_t plan, gko_conv_info_t what,
                                        int64_t *value) {
-  gko_status_t s = gk_getter(plan, "plan", value, "value");
+  gko_status_t s = gk_getter(plan, GK_LIVE_CONV_PLAN, "plan", value, "value");
   if (s) return s;
   int64_t v;
   switch (what) {
@@ -639,5 +639,5 @@ GKO_API gko_status_t gko_conv_plan_get(gko_conv_plan_t plan, gko_conv_info_t wha
 
 GKO_API gko_status_t gko_conv_plan_describe(gko_conv_plan_t plan, char *buf, size_t bytes,
                                             size_t *required) {
-  return gk_describe(plan, "plan", plan ? plan->why : NULL, buf, bytes, required);
+  return gk_describe(plan, GK_LIVE_CONV_PLAN, "plan", plan ? plan->why : NULL, buf, bytes, required);
 }

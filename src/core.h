@@ -45,7 +45,7 @@ struct gko_handle_s {
   struct gk_gemm_state *gemm; /* src/gemm_state.c: cuBLASLt handle, algorithm cache */
 };
 
-/* Entry-point check before enqueueing work: the handle is non-NULL, its
+/* Entry-point check before enqueueing work: the handle is live, its
  * device is current, the stream (unless NULL, legacy or per-thread, or being
  * captured) is on that device, and each non-NULL pointer in ptrs[0..nptr) is
  * accessible by that device (names[i] names it in the detail message).
@@ -80,9 +80,9 @@ int gk_partial_overlap(const void *p, size_t bytes, const void *q,
 gko_status_t gk_text_out(const char *text, char *buf, size_t bytes, size_t *required);
 
 /* The start of every getter entry point: clears the detail message, then
- * INVALID_VALUE ("<obj_name> is NULL", "<out_name> is NULL") when obj or out
- * is NULL, else SUCCESS. */
-gko_status_t gk_getter(const void *obj, const char *obj_name, const void *out,
+ * gk_live_check(obj, kind, obj_name), then INVALID_VALUE ("<out_name> is
+ * NULL") when out is NULL, else SUCCESS. */
+gko_status_t gk_getter(const void *obj, int kind, const char *obj_name, const void *out,
                        const char *out_name);
 
 /* INVALID_VALUE (detail names the pointer) when p is not aligned to its
@@ -90,26 +90,36 @@ gko_status_t gk_getter(const void *obj, const char *obj_name, const void *out,
 gko_status_t gk_check_elem_align(const void *p, const char *name, size_t es);
 
 /* Entry points taking a handle, an object and an output: clears the
- * detail, then INVALID_VALUE ("handle is NULL", then as gk_getter). */
-gko_status_t gk_entry_check(gko_handle_t h, const void *obj, const char *obj_name,
+ * detail, INVALID_VALUE ("handle is NULL"), then as gk_getter.  The
+ * handle's liveness is the caller's to check (gk_check_call, or
+ * gk_live_check before an early success). */
+gko_status_t gk_entry_check(gko_handle_t h, const void *obj, int kind, const char *obj_name,
                             const void *out, const char *out_name);
 
 /* The live objects (src/live.c): each create registers what it hands out,
- * each destroy goes through gk_live_destroy, which frees (release) only an
- * object registered with that kind and answers anything else -- a second
- * destroy, a pointer gko never made -- with INVALID_VALUE (detail: what). */
+ * every entry point checks its object arguments with gk_live_check before
+ * reading them, and each destroy goes through gk_live_destroy, which frees
+ * (release) only an object registered with that kind and answers anything
+ * else -- a second destroy, a pointer gko never made -- with
+ * INVALID_HANDLE. */
 enum {
   GK_LIVE_HANDLE = 1, GK_LIVE_GEMM_DESC, GK_LIVE_GEMM_PLAN, GK_LIVE_CONV_DESC, GK_LIVE_CONV_PLAN,
   GK_LIVE_POOL_DESC, GK_LIVE_CSR, GK_LIVE_SPMM_PLAN
 };
 gko_status_t gk_live_add(const void *p, int kind); /* ALLOC_FAILED (detail set) */
 int gk_live_remove(const void *p, int kind);      /* 1 when it was registered */
-gko_status_t gk_live_destroy(void *p, int kind, const char *what, void (*release)(void *));
+gko_status_t gk_live_destroy(void *p, int kind, const char *name, void (*release)(void *));
+/* INVALID_VALUE ("<name> is NULL") for NULL, INVALID_HANDLE (the detail
+ * names the argument, its address and its type) unless p is a live object
+ * of that kind; reads nothing through p.  Leaves the detail alone on
+ * success. */
+gko_status_t gk_live_check(const void *p, int kind, const char *name);
 
-/* A describe entry point: clears the detail, INVALID_VALUE ("<obj_name> is
- * NULL") when obj is NULL, else gk_text_out(text, ...). */
-gko_status_t gk_describe(const void *obj, const char *obj_name, const char *text, char *buf,
-                         size_t bytes, size_t *required);
+/* A describe entry point: clears the detail, gk_live_check(obj, ...), then
+ * gk_text_out(text, ...); text may point into obj (it is read only after
+ * the check). */
+gko_status_t gk_describe(const void *obj, int kind, const char *obj_name, const char *text,
+                         char *buf, size_t bytes, size_t *required);
 
 /* An execute's workspace: INVALID_VALUE when it is NULL but bytes > 0,
  * INSUFFICIENT_WORKSPACE when bytes < need (the detail names `sizer`, the

@@ -71,14 +71,15 @@ GKO_API gko_status_t gko_csr_create(gko_csr_t *csr, int64_t m, int64_t k, int64_
 }
 
 GKO_API gko_status_t gko_csr_destroy(gko_csr_t csr) {
-  return gk_live_destroy(csr, GK_LIVE_CSR, "csr (a gko_csr_t)", free);
+  return gk_live_destroy(csr, GK_LIVE_CSR, "csr", free);
 }
 
 GKO_API gko_status_t gko_csr_validate_workspace_size(gko_handle_t handle, gko_csr_t csr,
                                                      size_t *bytes) {
-  gko_status_t s = gk_entry_check(handle, csr, "csr", bytes, "bytes");
+  gko_status_t s = gk_entry_check(handle, csr, GK_LIVE_CSR, "csr", bytes, "bytes");
   if (s) return s;
   if (csr->m == 0) {
+    if ((s = gk_live_check(handle, GK_LIVE_HANDLE, "handle"))) return s;
     *bytes = 0;
     return GKO_STATUS_SUCCESS;
   }
@@ -100,14 +101,14 @@ GKO_API gko_status_t gko_csr_validate(gko_handle_t handle, gko_csr_t csr, void *
                                       gko_stream_t stream) {
   gk_clear_error();
   if (!handle) return gk_fail(GKO_STATUS_INVALID_VALUE, "handle is NULL");
-  if (!csr) return gk_fail(GKO_STATUS_INVALID_VALUE, "csr is NULL");
+  gko_status_t s = gk_live_check(csr, GK_LIVE_CSR, "csr");
+  if (s) return s;
   if (!workspace && workspace_bytes > 0)
     return gk_fail(GKO_STATUS_INVALID_VALUE, "workspace is NULL but workspace_bytes = %zu",
                    workspace_bytes);
   const void *ptrs[3] = {csr->row_ptr, csr->col_ind, workspace};
   const char *names[3] = {"row_ptr", "col_ind", "workspace"};
-  gko_status_t s = gk_check_call(handle, stream, 3, ptrs, names);
-  if (s) return s;
+  if ((s = gk_check_call(handle, stream, 3, ptrs, names))) return s;
   if ((s = gk_refuse_capture(stream, "gko_csr_validate"))) return s;
 
   gk_csr_verdict v = {GKO_CSR_VALID, -1, 0, 0, 1, 0};

@@ -26,7 +26,7 @@ static gko_status_t gk_gelu(int dir, gko_handle_t h, gko_gelu_approx_t approx,
   if ((uint64_t)n > (uint64_t)INT64_MAX / es)
     return gk_fail(GKO_STATUS_INVALID_VALUE,
                    "n = %lld elements overflow a byte count", (long long)n);
-  if (n == 0) return GKO_STATUS_SUCCESS;
+  if (n == 0) return gk_live_check(h, GK_LIVE_HANDLE, "handle");
 
   size_t bytes = (size_t)n * es;
   if ((s = gk_gelu_check_array(x, "x", es))) return s;

@@ -166,12 +166,13 @@ GKO_API gko_status_t gko_gemm_desc_create(gko_gemm_desc_t *desc, gko_dtype_t ab_
 }
 
 GKO_API gko_status_t gko_gemm_desc_destroy(gko_gemm_desc_t desc) {
-  return gk_live_destroy(desc, GK_LIVE_GEMM_DESC, "desc (a gko_gemm_desc_t)", free);
+  return gk_live_destroy(desc, GK_LIVE_GEMM_DESC, "desc", free);
 }
 
 /* set's and get's checks of their descriptor and attribute. */
 static gko_status_t gk_desc_attr(gko_gemm_desc_t desc, gko_gemm_attr_t attr) {
-  if (!desc) return gk_fail(GKO_STATUS_INVALID_VALUE, "desc is NULL");
+  gko_status_t s = gk_live_check(desc, GK_LIVE_GEMM_DESC, "desc");
+  if (s) return s;
   if ((int)attr < 0 || (int)attr >= GK_NATTR)
     return gk_fail(GKO_STATUS_INVALID_VALUE, "attr = %d is not a gko_gemm_attr_t", (int)attr);
   return GKO_STATUS_SUCCESS;
@@ -254,7 +255,7 @@ static int64_t gk_resolved(const int64_t *v, int attr) {
 GKO_API gko_status_t gko_gemm_desc_get(gko_gemm_desc_t desc, gko_gemm_attr_t attr,
                                        int64_t *value) {
   gko_status_t s;
-  if ((s = gk_getter(desc, "desc", value, "value")) || (s = gk_desc_attr(desc, attr))) return s;
+  if ((s = gk_getter(desc, GK_LIVE_GEMM_DESC, "desc", value, "value")) || (s = gk_desc_attr(desc, attr))) return s;
   *value = gk_resolved(desc->v, (int)attr);
   return GKO_STATUS_SUCCESS;
 }

@@ -357,11 +357,11 @@ gko_status_t gk_gemm_plan_build(gko_handle_t h, const gk_gemm_problem *p,
 
 GKO_API gko_status_t gko_gemm_plan_create(gko_handle_t handle, gko_gemm_desc_t desc,
                                           gko_gemm_plan_t *plan) {
-  gk_clear_error();
-  if (!handle) return gk_fail(GKO_STATUS_INVALID_VALUE, "handle is NULL");
   gk_gemm_problem p;
   gko_status_t s;
-  if ((s = gk_getter(desc, "desc", plan, "plan")) || (s = gk_gemm_resolve(desc, &p))) return s;
+  if ((s = gk_entry_check(handle, desc, GK_LIVE_GEMM_DESC, "desc", plan, "plan")) ||
+      (s = gk_gemm_resolve(desc, &p)))
+    return s;
   /* the current device must be the handle's (host queries only) */
   if ((s = gk_check_call(handle, NULL, 0, NULL, NULL))) return s;
   gko_gemm_plan_t out = NULL;
@@ -383,18 +383,18 @@ void gk_gemm_plan_free(gko_gemm_plan_t plan) {
 static void gk_gemm_plan_release(void *p) { gk_gemm_plan_free(p); }
 
 GKO_API gko_status_t gko_gemm_plan_destroy(gko_gemm_plan_t plan) {
-  return gk_live_destroy(plan, GK_LIVE_GEMM_PLAN, "plan (a gko_gemm_plan_t)", gk_gemm_plan_release);
+  return gk_live_destroy(plan, GK_LIVE_GEMM_PLAN, "plan", gk_gemm_plan_release);
 }
 
 GKO_API gko_status_t gko_gemm_workspace_size(gko_gemm_plan_t plan, size_t *bytes) {
-  gko_status_t s = gk_getter(plan, "plan", bytes, "bytes");
+  gko_status_t s = gk_getter(plan, GK_LIVE_GEMM_PLAN, "plan", bytes, "bytes");
   if (s) return s;
   *bytes = plan->ws_bytes;
   return GKO_STATUS_SUCCESS;
 }
 
 GKO_API gko_status_t gko_gemm_plan_backend(gko_gemm_plan_t plan, gko_gemm_backend_t *backend) {
-  gko_status_t s = gk_getter(plan, "plan", backend, "backend");
+  gko_status_t s = gk_getter(plan, GK_LIVE_GEMM_PLAN, "plan", backend, "backend");
   if (s) return s;
   *backend = (gko_gemm_backend_t)plan->backend->id;
   return GKO_STATUS_SUCCESS;
@@ -404,7 +404,8 @@ GKO_API gko_status_t gko_gemm_plan_backend(gko_gemm_plan_t plan, gko_gemm_backen
 GKO_API gko_status_t gko_gemm_plan_describe(gko_gemm_plan_t plan, char *buf, size_t bytes,
                                             size_t *required) {
   gk_clear_error();
-  if (!plan) return gk_fail(GKO_STATUS_INVALID_VALUE, "plan is NULL");
+  gko_status_t s = gk_live_check(plan, GK_LIVE_GEMM_PLAN, "plan");
+  if (s) return s;
   char text[GK_GEMM_WHY_BYTES + 64];
   snprintf(text, sizeof text, "%s: %s", plan->backend->name, plan->why);
   return gk_text_out(text, buf, bytes, required);

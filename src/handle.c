@@ -78,7 +78,7 @@ GKO_API gko_status_t gko_destroy(gko_handle_t handle) {
 }
 
 GKO_API gko_status_t gko_handle_device(gko_handle_t handle, int *device) {
-  gko_status_t s = gk_getter(handle, "handle", device, "device");
+  gko_status_t s = gk_getter(handle, GK_LIVE_HANDLE, "handle", device, "device");
   if (!s) *device = handle->device;
   return s;
 }
@@ -152,13 +152,14 @@ static gko_status_t gk_check_device_ptr(gko_handle_t h, const void *p, const cha
 gko_status_t gk_check_call_ex(gko_handle_t h, void *stream, int nptr, const void *const *ptrs,
                               const char *const *names, int *unchecked) {
   if (unchecked) *unchecked = 0;
-  if (!h) return gk_fail(GKO_STATUS_INVALID_VALUE, "handle is NULL");
+  gko_status_t s = gk_live_check(h, GK_LIVE_HANDLE, "handle");
+  if (s) return s;
   /* These queries enqueue nothing; relaxed mode keeps them from
    * invalidating a capture in progress on this or another thread. */
   enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
   cudaThreadExchangeStreamCaptureMode(&mode);
   int capturing = 0;
-  gko_status_t s = gk_check_device_and_stream(h, (cudaStream_t)stream, &capturing);
+  s = gk_check_device_and_stream(h, (cudaStream_t)stream, &capturing);
   for (int i = 0; s == GKO_STATUS_SUCCESS && i < nptr; i++)
     if (ptrs[i]) s = gk_check_device_ptr(h, ptrs[i], names[i], capturing);
   cudaThreadExchangeStreamCaptureMode(&mode);

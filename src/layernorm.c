@@ -36,7 +36,7 @@ GKO_API gko_status_t gko_layernorm(gko_handle_t handle, gko_dtype_t dtype, int64
   if ((st = gk_ld_check(rows, cols, ldy, "ldy", "cols", es))) return st;
   if (live && (st = gk_check_elem_align(s, "s", es))) return st;
   if (s && (st = gk_ld_check(rows, cols, lds, "lds", "cols", es))) return st;
-  if (!live) return GKO_STATUS_SUCCESS;
+  if (!live) return gk_live_check(handle, GK_LIVE_HANDLE, "handle");
 
   /* y and s may each be x or r exactly; nothing else may share memory with
    * an output (the inputs may overlap one another: they are only read) */

@@ -1,8 +1,9 @@
 /* live.c -- the objects gko has handed out and not yet destroyed (handles,
  * descriptors, CSR descriptors, plans): an open-addressing hash set of
- * their addresses and kinds under one mutex.  A destroy call frees only an
- * object found here, so destroying twice (or destroying something gko did
- * not create) is a status, never a double free. */
+ * their addresses and kinds under one reader-writer lock.  Every entry
+ * point looks its object arguments up here before reading them, and a
+ * destroy frees only an object found here, so a destroyed or foreign object
+ * is a status, never a read of freed memory or a double free. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,7 +15,7 @@ typedef struct {
   int kind;
 } gk_slot;
 
-static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t g_mu = PTHREAD_RWLOCK_INITIALIZER;
 static gk_slot *g_tab;
 static size_t g_cap, g_used; /* g_cap a power of two, or 0 */
 
@@ -38,12 +39,12 @@ static size_t gk_find(uintptr_t key) {
 }
 
 gko_status_t gk_live_add(const void *p, int kind) {
-  pthread_mutex_lock(&g_mu);
+  pthread_rwlock_wrlock(&g_mu);
   if (2 * (g_used + 1) > g_cap) { /* at most half full */
     const size_t cap = g_cap ? 2 * g_cap : 64;
     gk_slot *tab = calloc(cap, sizeof *tab);
     if (!tab) {
-      pthread_mutex_unlock(&g_mu);
+      pthread_rwlock_unlock(&g_mu);
       return gk_fail(GKO_STATUS_ALLOC_FAILED, "host allocation of gko's table of live objects failed");
     }
     for (size_t i = 0; i < g_cap; i++)
@@ -53,12 +54,12 @@ gko_status_t gk_live_add(const void *p, int kind) {
   }
   gk_place(g_tab, g_cap, (uintptr_t)p, kind);
   g_used++;
-  pthread_mutex_unlock(&g_mu);
+  pthread_rwlock_unlock(&g_mu);
   return GKO_STATUS_SUCCESS;
 }
 
 int gk_live_remove(const void *p, int kind) {
-  pthread_mutex_lock(&g_mu);
+  pthread_rwlock_wrlock(&g_mu);
   size_t i = gk_find((uintptr_t)p);
   const int found = i < g_cap && g_tab[i].kind == kind;
   if (found) { /* backward-shift deletion keeps every probe chain whole */
@@ -74,18 +75,46 @@ int gk_live_remove(const void *p, int kind) {
       }
     }
   }
-  pthread_mutex_unlock(&g_mu);
+  pthread_rwlock_unlock(&g_mu);
   return found;
 }
 
-gko_status_t gk_live_destroy(void *p, int kind, const char *what, void (*release)(void *)) {
+/* the kind p is registered with, 0 when it is not */
+static int gk_live_kind(const void *p) {
+  pthread_rwlock_rdlock(&g_mu);
+  const size_t i = gk_find((uintptr_t)p);
+  const int kind = i < g_cap ? g_tab[i].kind : 0;
+  pthread_rwlock_unlock(&g_mu);
+  return kind;
+}
+
+static const char *const kTypeName[] = {
+    [GK_LIVE_HANDLE] = "gko_handle_t",       [GK_LIVE_GEMM_DESC] = "gko_gemm_desc_t",
+    [GK_LIVE_GEMM_PLAN] = "gko_gemm_plan_t", [GK_LIVE_CONV_DESC] = "gko_conv_desc_t",
+    [GK_LIVE_CONV_PLAN] = "gko_conv_plan_t", [GK_LIVE_POOL_DESC] = "gko_pool_desc_t",
+    [GK_LIVE_CSR] = "gko_csr_t",             [GK_LIVE_SPMM_PLAN] = "gko_spmm_plan_t"};
+
+/* INVALID_HANDLE for p (not NULL), registered with `found` instead of kind */
+static gko_status_t gk_dead(const void *p, int kind, int found, const char *name,
+                            const char *tail) {
+  if (found)
+    return gk_fail(GKO_STATUS_INVALID_HANDLE, "%s %p is a %s, not a %s%s", name, p,
+                   kTypeName[found], kTypeName[kind], tail);
+  return gk_fail(GKO_STATUS_INVALID_HANDLE,
+                 "%s %p is not a live %s: destroyed already, or never returned by gko%s", name,
+                 p, kTypeName[kind], tail);
+}
+
+gko_status_t gk_live_check(const void *p, int kind, const char *name) {
+  if (!p) return gk_fail(GKO_STATUS_INVALID_VALUE, "%s is NULL", name);
+  const int found = gk_live_kind(p);
+  return found == kind ? GKO_STATUS_SUCCESS : gk_dead(p, kind, found, name, "");
+}
+
+gko_status_t gk_live_destroy(void *p, int kind, const char *name, void (*release)(void *)) {
   gk_clear_error();
   if (!p) return GKO_STATUS_SUCCESS;
-  if (!gk_live_remove(p, kind))
-    return gk_fail(GKO_STATUS_INVALID_VALUE,
-                   "%s %p is not a live object of its kind (destroyed already, or not made by "
-                   "gko): nothing was freed",
-                   what, p);
+  if (!gk_live_remove(p, kind)) return gk_dead(p, kind, gk_live_kind(p), name, ": nothing was freed");
   release(p);
   gk_clear_error();
   return GKO_STATUS_SUCCESS;

@@ -67,19 +67,20 @@ GKO_API gko_status_t gko_pool_desc_create(gko_pool_desc_t *desc, gko_pool_mode_t
 }
 
 GKO_API gko_status_t gko_pool_desc_destroy(gko_pool_desc_t desc) {
-  return gk_live_destroy(desc, GK_LIVE_POOL_DESC, "desc (a gko_pool_desc_t)", free);
+  return gk_live_destroy(desc, GK_LIVE_POOL_DESC, "desc", free);
 }
 
 GKO_API gko_status_t gko_pool_desc_set(gko_pool_desc_t desc, gko_pool_attr_t attr,
                                        int64_t value) {
   gk_clear_error();
-  if (!desc) return gk_fail(GKO_STATUS_INVALID_VALUE, "desc is NULL");
+  gko_status_t s = gk_live_check(desc, GK_LIVE_POOL_DESC, "desc");
+  if (s) return s;
   return gk_attr_store(desc->v, kRule, GK_POOL_NATTR, kAttrType, (int)attr, value);
 }
 
 GKO_API gko_status_t gko_pool_desc_get(gko_pool_desc_t desc, gko_pool_attr_t attr,
                                        int64_t *value) {
-  gko_status_t s = gk_getter(desc, "desc", value, "value");
+  gko_status_t s = gk_getter(desc, GK_LIVE_POOL_DESC, "desc", value, "value");
   if (!s) s = gk_attr_in_range((int)attr, GK_POOL_NATTR, kAttrType);
   if (!s) *value = desc->v[attr];
   return s;
@@ -156,7 +157,7 @@ static gko_status_t gk_pool_resolve(const int64_t *v, gk_pool_args *a) {
 }
 
 GKO_API gko_status_t gko_pool_output_shape(gko_pool_desc_t desc, int64_t *oh, int64_t *ow) {
-  gko_status_t s = gk_getter(desc, "desc", oh, "oh");
+  gko_status_t s = gk_getter(desc, GK_LIVE_POOL_DESC, "desc", oh, "oh");
   if (s) return s;
   if (!ow) return gk_fail(GKO_STATUS_INVALID_VALUE, "ow is NULL");
   gk_pool_args a;
@@ -170,11 +171,11 @@ GKO_API gko_status_t gko_pool_forward(gko_handle_t handle, gko_pool_desc_t desc,
                                       void *y, gko_stream_t stream) {
   gk_clear_error();
   if (!handle) return gk_fail(GKO_STATUS_INVALID_VALUE, "handle is NULL");
-  if (!desc) return gk_fail(GKO_STATUS_INVALID_VALUE, "desc is NULL");
-  gk_pool_args a;
-  gko_status_t s = gk_pool_resolve(desc->v, &a);
+  gko_status_t s = gk_live_check(desc, GK_LIVE_POOL_DESC, "desc");
   if (s) return s;
-  if (a.n == 0) return GKO_STATUS_SUCCESS;
+  gk_pool_args a;
+  if ((s = gk_pool_resolve(desc->v, &a))) return s;
+  if (a.n == 0) return gk_live_check(handle, GK_LIVE_HANDLE, "handle");
   const size_t es = gko_dtype_size((gko_dtype_t)a.dtype);
   const size_t xb = (size_t)(a.n * a.c * a.h * a.w) * es;
   const size_t yb = (size_t)(a.n * a.c * a.oh * a.ow) * es;

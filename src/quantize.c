@@ -79,7 +79,7 @@ GKO_API gko_status_t gko_quantize(gko_handle_t handle, gko_dtype_t x_dtype, cons
   gko_status_t s = gk_q_check(handle, 0, (int)x_dtype, x, (int)y_dtype, y, rows, cols, (int)mode,
                               scale, amax, &n);
   if (s) return s;
-  if (n == 0 && !amax) return GKO_STATUS_SUCCESS;
+  if (n == 0 && !amax) return gk_live_check(handle, GK_LIVE_HANDLE, "handle");
   const void *ptrs[4] = {n ? x : NULL, n ? y : NULL, n ? scale : NULL, amax};
   const char *names[4] = {"x", "y", "scale", "amax"};
   if ((s = gk_check_call(handle, stream, 4, ptrs, names))) return s;
@@ -101,7 +101,8 @@ GKO_API gko_status_t gko_dequantize(gko_handle_t handle, gko_dtype_t x_dtype, co
   int64_t n = 0;
   gko_status_t s = gk_q_check(handle, 1, (int)x_dtype, x, (int)y_dtype, y, rows, cols, (int)mode,
                               scale, NULL, &n);
-  if (s || n == 0) return s;
+  if (s) return s;
+  if (n == 0) return gk_live_check(handle, GK_LIVE_HANDLE, "handle");
   const void *ptrs[3] = {x, y, scale};
   const char *names[3] = {"x", "y", "scale"};
   if ((s = gk_check_call(handle, stream, 3, ptrs, names))) return s;

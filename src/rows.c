@@ -100,7 +100,7 @@ GKO_API gko_status_t gko_embedding(gko_handle_t handle, gko_dtype_t dtype, int64
                    (long long)n);
   if (live && (s = gk_ptr_check(y, "y", es))) return s;
   if ((s = gk_ld_check(n, dim, ldy, "ldy", "dim", es))) return s;
-  if (!live) return GKO_STATUS_SUCCESS;
+  if (!live) return gk_live_check(handle, GK_LIVE_HANDLE, "handle");
   const gk_mat ym = gk_mat_of(y, n, dim, ldy, es);
   if ((s = gk_mat_alias_check(ym, "y", gk_mat_of(table, num_rows, dim, ldt, es), "table", 0,
                               NULL, NULL)) ||
@@ -144,7 +144,7 @@ GKO_API gko_status_t gko_mean_pool(gko_handle_t handle, gko_dtype_t dtype, int64
   if ((uint64_t)batch > (uint64_t)INT64_MAX / sizeof(int32_t))
     return gk_fail(GKO_STATUS_INVALID_VALUE, "batch = %lld lengths overflow a byte count",
                    (long long)batch);
-  if (!live) return GKO_STATUS_SUCCESS;
+  if (!live) return gk_live_check(handle, GK_LIVE_HANDLE, "handle");
   const gk_mat ym = gk_mat_of(y, batch, dim, ldy, es);
   if ((s = gk_mat_alias_check(ym, "y", gk_mat_of(x, xrows, dim, ldx, es), "x", 0, NULL, NULL)) ||
       (s = gk_mat_alias_check(ym, "y", gk_mat_of(lengths, 1, batch, batch, sizeof(int32_t)),

@@ -40,7 +40,7 @@ GKO_API gko_status_t gko_softmax(gko_handle_t handle, gko_dtype_t dtype, int64_t
   if (mask && (s = gk_ld_check(ngroups, cols, ldmask, "ldmask", "cols", sizeof(float)))) return s;
   if (live && (s = gk_ptr_check(y, "y", es))) return s;
   if ((s = gk_ld_check(rows, cols, ldy, "ldy", "cols", es))) return s;
-  if (!live) return GKO_STATUS_SUCCESS;
+  if (!live) return gk_live_check(handle, GK_LIVE_HANDLE, "handle");
 
   /* y may be x exactly (ldy == ldx); nothing else may share memory with y */
   const gk_mat ym = gk_mat_of(y, rows, cols, ldy, es);

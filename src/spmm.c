@@ -18,6 +18,7 @@ static const int64_t kMinPerUnit = 8;
 
 struct gko_spmm_plan_s {
   gko_handle_t handle;
+  int device;           /* the handle's (destroy reads no handle) */
   struct gko_csr_s a;
   int64_t n, ldb, ldc;
   int layout;
@@ -292,8 +293,8 @@ static void gk_spmm_plan_free(struct gko_spmm_plan_s *p) {
   if (!p) return;
   if (p->dev) {
     int cur = -1;
-    int switched = cudaGetDevice(&cur) == cudaSuccess && cur != p->handle->device &&
-                   cudaSetDevice(p->handle->device) == cudaSuccess;
+    int switched = cudaGetDevice(&cur) == cudaSuccess && cur != p->device &&
+                   cudaSetDevice(p->device) == cudaSuccess;
     cudaFree(p->dev);
     if (switched) cudaSetDevice(cur);
   }
@@ -340,7 +341,7 @@ GKO_API gko_status_t gko_spmm_plan_create(gko_handle_t handle, gko_csr_t csr, in
                                           gko_layout_t layout, int64_t ldb, int64_t ldc,
                                           gko_spmm_kernel_t kernel, gko_spmm_plan_t *plan,
                                           gko_stream_t stream) {
-  gko_status_t s = gk_entry_check(handle, csr, "csr", plan, "plan");
+  gko_status_t s = gk_entry_check(handle, csr, GK_LIVE_CSR, "csr", plan, "plan");
   if (s) return s;
   if (n < 0) return gk_fail(GKO_STATUS_INVALID_VALUE, "n = %lld is negative", (long long)n);
   if ((s = gk_rule_check(&kLayout, (int)layout)) || (s = gk_rule_check(&kKernel, (int)kernel)))
@@ -369,6 +370,7 @@ GKO_API gko_status_t gko_spmm_plan_create(gko_handle_t handle, gko_csr_t csr, in
   struct gko_spmm_plan_s *p = calloc(1, sizeof *p);
   if (!p) return gk_fail(GKO_STATUS_ALLOC_FAILED, "host allocation of the SpMM plan failed");
   p->handle = handle;
+  p->device = handle->device;
   p->a = *csr;
   p->n = n;
   p->ldb = ldb;
@@ -415,17 +417,17 @@ GKO_API gko_status_t gko_spmm_plan_create(gko_handle_t handle, gko_csr_t csr, in
 
 GKO_API gko_status_t gko_spmm_plan_describe(gko_spmm_plan_t plan, char *buf, size_t bytes,
                                             size_t *required) {
-  return gk_describe(plan, "plan", plan ? plan->why : NULL, buf, bytes, required);
+  return gk_describe(plan, GK_LIVE_SPMM_PLAN, "plan", plan ? plan->why : NULL, buf, bytes, required);
 }
 
 GKO_API gko_status_t gko_spmm_workspace_size(gko_spmm_plan_t plan, size_t *bytes) {
-  gko_status_t s = gk_getter(plan, "plan", bytes, "bytes");
+  gko_status_t s = gk_getter(plan, GK_LIVE_SPMM_PLAN, "plan", bytes, "bytes");
   if (!s) *bytes = plan->ws_bytes;
   return s;
 }
 
 GKO_API gko_status_t gko_spmm_plan_kernel(gko_spmm_plan_t plan, gko_spmm_kernel_t *kernel) {
-  gko_status_t s = gk_getter(plan, "plan", kernel, "kernel");
+  gko_status_t s = gk_getter(plan, GK_LIVE_SPMM_PLAN, "plan", kernel, "kernel");
   if (!s) *kernel = (gko_spmm_kernel_t)plan->kernel;
   return s;
 }
@@ -433,7 +435,7 @@ GKO_API gko_status_t gko_spmm_plan_kernel(gko_spmm_plan_t plan, gko_spmm_kernel_
 static void gk_spmm_plan_release(void *p) { gk_spmm_plan_free(p); }
 
 GKO_API gko_status_t gko_spmm_plan_destroy(gko_spmm_plan_t plan) {
-  return gk_live_destroy(plan, GK_LIVE_SPMM_PLAN, "plan (a gko_spmm_plan_t)", gk_spmm_plan_release);
+  return gk_live_destroy(plan, GK_LIVE_SPMM_PLAN, "plan", gk_spmm_plan_release);
 }
 
 /* [q, q + qb) shares a byte with row_ptr, col_ind or values of a. */
@@ -448,12 +450,13 @@ GKO_API gko_status_t gko_spmm_execute(gko_spmm_plan_t plan, float alpha, const v
                                       float beta, void *C, void *workspace,
                                       size_t workspace_bytes, gko_stream_t stream) {
   gk_clear_error();
-  if (!plan) return gk_fail(GKO_STATUS_INVALID_VALUE, "plan is NULL");
+  gko_status_t s = gk_live_check(plan, GK_LIVE_SPMM_PLAN, "plan");
+  if (!s) s = gk_live_check(plan->handle, GK_LIVE_HANDLE, "the plan's handle");
+  if (s) return s;
   const struct gko_spmm_plan_s *p = plan;
   if (p->kernel == GKO_SPMM_KERNEL_NONE) return GKO_STATUS_SUCCESS;
   const size_t es = gko_dtype_size((gko_dtype_t)p->a.value_type);
   const int reads_b = p->kernel != GKO_SPMM_KERNEL_SCALE;
-  gko_status_t s;
   if (!C) return gk_fail(GKO_STATUS_INVALID_VALUE, "C is NULL");
   if ((s = gk_check_elem_align(C, "C", es))) return s;
   if (reads_b && !B) return gk_fail(GKO_STATUS_INVALID_VALUE, "B is NULL");

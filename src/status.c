@@ -43,6 +43,9 @@ static const struct {
     [GKO_STATUS_DEVICE_MISMATCH] = {"GKO_STATUS_DEVICE_MISMATCH",
                                     "the handle, the current device, the stream or a "
                                     "pointer belong to different devices"},
+    [GKO_STATUS_INVALID_HANDLE] = {"GKO_STATUS_INVALID_HANDLE",
+                                   "an object argument is not a live object of its kind "
+                                   "(destroyed, or not made by gko)"},
 };
 enum { GK_NSTATUS = sizeof kStatus / sizeof kStatus[0] };
 
@@ -167,12 +170,12 @@ gko_status_t gk_check_elem_align(const void *p, const char *name, size_t es) {
   return GKO_STATUS_SUCCESS;
 }
 
-gko_status_t gk_getter(const void *obj, const char *obj_name, const void *out,
+gko_status_t gk_getter(const void *obj, int kind, const char *obj_name, const void *out,
                        const char *out_name) {
   gk_clear_error();
-  if (!obj) return gk_fail(GKO_STATUS_INVALID_VALUE, "%s is NULL", obj_name);
-  if (!out) return gk_fail(GKO_STATUS_INVALID_VALUE, "%s is NULL", out_name);
-  return GKO_STATUS_SUCCESS;
+  gko_status_t s = gk_live_check(obj, kind, obj_name);
+  if (!s && !out) s = gk_fail(GKO_STATUS_INVALID_VALUE, "%s is NULL", out_name);
+  return s;
 }
 
 gko_status_t gk_check_dtype(int dtype, const char *name, size_t *es) {
@@ -226,18 +229,18 @@ gko_status_t gk_attr_new(int64_t **out, const gk_rule *rules, int nattr, const c
   return GKO_STATUS_SUCCESS;
 }
 
-gko_status_t gk_entry_check(gko_handle_t h, const void *obj, const char *obj_name,
+gko_status_t gk_entry_check(gko_handle_t h, const void *obj, int kind, const char *obj_name,
                             const void *out, const char *out_name) {
   gk_clear_error();
   if (!h) return gk_fail(GKO_STATUS_INVALID_VALUE, "handle is NULL");
-  return gk_getter(obj, obj_name, out, out_name);
+  return gk_getter(obj, kind, obj_name, out, out_name);
 }
 
-gko_status_t gk_describe(const void *obj, const char *obj_name, const char *text, char *buf,
-                         size_t bytes, size_t *required) {
+gko_status_t gk_describe(const void *obj, int kind, const char *obj_name, const char *text,
+                         char *buf, size_t bytes, size_t *required) {
   gk_clear_error();
-  if (!obj) return gk_fail(GKO_STATUS_INVALID_VALUE, "%s is NULL", obj_name);
-  return gk_text_out(text, buf, bytes, required);
+  gko_status_t s = gk_live_check(obj, kind, obj_name);
+  return s ? s : gk_text_out(text, buf, bytes, required);
 }
 
 gko_status_t gk_check_workspace(const void *ws, size_t bytes, size_t need, const char *sizer) {

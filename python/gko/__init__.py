@@ -41,6 +41,7 @@ class Status(enum.IntEnum):
     EXECUTION_FAILED = 9
     INTERNAL = 10
     DEVICE_MISMATCH = 11
+    INVALID_HANDLE = 12
 
 
 class Dtype(enum.IntEnum):

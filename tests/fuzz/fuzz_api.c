@@ -5,7 +5,7 @@
  * execute) and conv (descriptor, output shape, plan, queries, execute).
  * Arguments: sizes (including negative, zero, huge and overflowing),
  * unknown enumerator values, NULL / misaligned / host pointers, undersized
- * string buffers.  Every call must return a documented status (0..11),
+ * string buffers.  Every call must return a documented status (0..12),
  * leave a non-empty detail when it fails and an empty one when it succeeds,
  * leave its output arguments untouched when it fails (creates, getters,
  * plans), and never crash, hang, touch memory out of bounds
@@ -76,7 +76,7 @@ static void *ptr(reader *r) {
 static gko_handle_t handle(reader *r) { return (u8(r) & 1) ? g_handle : NULL; }
 
 static void check(gko_status_t s) {
-  if ((int)s < 0 || (int)s > 11) abort(); /* undocumented status */
+  if ((int)s < 0 || (int)s > GKO_STATUS_INVALID_HANDLE) abort(); /* undocumented status */
   if (gko_status_string(s) == NULL || gko_status_name(s) == NULL) abort();
   if (s != GKO_STATUS_SUCCESS && gko_last_error_detail()[0] == '\0') abort(); /* no reason */
   if (s == GKO_STATUS_SUCCESS && gko_last_error_detail()[0] != '\0') abort(); /* not reset */
