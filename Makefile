@@ -219,6 +219,15 @@ $(TEST_STATIC): $(BUILD)/tests/%: tests/%.c tests/common.h $(STLIB) | $(BUILD)/t
 	$(CC) $(TEST_CFLAGS) $< -o $@ $(TEST_LIBS_STATIC)
 $(BUILD)/tests/%: tests/%.c tests/common.h util/mtx.h $(SHLIB) lib/libgko.so | $(BUILD)/tests deps
 	$(CC) $(TEST_CFLAGS) $< -o $@ $(TEST_LIBS)
+# test_oom: the allocation-failure sweeps link a copy of the static archive
+# whose calls to malloc, cudaMalloc, cublasLtCreate, ... are renamed to the
+# hooks of tests/oom_hooks.c (tests/oom_archive.sh; objcopy from binutils).
+OOM_LIB := $(BUILD)/oom/libgko-oom.a
+$(OOM_LIB): $(STLIB) tests/oom_archive.sh tests/oom_hooks.syms
+	@$(call say,OOM,$@)
+	$(Q)sh tests/oom_archive.sh $(STLIB) $@
+$(BUILD)/tests/test_oom: tests/test_oom.c tests/oom_hooks.c tests/oom_hooks.h tests/common.h $(OOM_LIB) | $(BUILD)/tests deps
+	$(CC) $(TEST_CFLAGS) $< tests/oom_hooks.c -o $@ $(subst $(STLIB),$(OOM_LIB),$(TEST_LIBS_STATIC))
 # test_stress also links tests/fault_kernel.cu (a kernel that faults on purpose,
 # a device-side comparison); C linkage, no C++ runtime needed.
 $(BUILD)/tests/fault_kernel.o: tests/fault_kernel.cu | $(BUILD)/tests
