@@ -659,7 +659,8 @@ GKO_API gko_status_t gko_gemm_desc_get(gko_gemm_desc_t desc,
  * Problems with m, n, k or batch count 0 are valid (execute writes only
  * what D holds).  *plan is untouched on failure.
  * Storage: allocates host memory (freed by gko_gemm_plan_destroy) and may
- *          grow the handle's algorithm cache; with GKO_GEMM_ATTR_AUTOTUNE
+ *          grow the handle's algorithm cache (at most 4096 answers, then
+ *          it starts over: a few MiB); with GKO_GEMM_ATTR_AUTOTUNE
  *          also temporary device memory (freed before returning).
  * Async: no (AUTOTUNE synchronizes the device).
  * Capture: yes (host work only), except with AUTOTUNE. */

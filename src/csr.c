@@ -126,6 +126,7 @@ GKO_API gko_status_t gko_csr_validate(gko_handle_t handle, gko_csr_t csr, void *
     uintptr_t base = ((uintptr_t)ws + 255) & ~(uintptr_t)255;
     size_t slack = base - (uintptr_t)ws;
     if (workspace_bytes < slack || workspace_bytes - slack < need) {
+      if (own) cudaFree(own);
       return gk_fail(GKO_STATUS_INSUFFICIENT_WORKSPACE,
                      "workspace_bytes = %zu but the validation of this matrix needs %zu "
                      "(gko_csr_validate_workspace_size)",

@@ -267,6 +267,7 @@ GKO_API gko_status_t gko_gemm(gko_handle_t handle, gko_op_t transa, gko_op_t tra
   s = gk_gemm_plan_build(handle, &p, &plan);
   cudaThreadExchangeStreamCaptureMode(&mode);
   if (s) return s;
+  gk_clear_error(); /* a backend that declined before another accepted left its reason */
   void *ws = NULL;
   size_t ws_bytes = plan->ws_bytes;
   if (ws_bytes > 0 && m > 0 && n > 0) {

@@ -13,6 +13,9 @@
 #include "../kernels/status.h"
 
 enum { GK_MAX_DEVICES = 256 };
+/* The cache holds at most this many answers and starts over when full, so
+ * a process that sees ever new shapes keeps bounded memory (a few MiB). */
+enum { GK_CACHE_MAX_ENTRIES = 4096 };
 static pthread_mutex_t g_lt_mu = PTHREAD_MUTEX_INITIALIZER;
 static cublasLtHandle_t g_lt[GK_MAX_DEVICES];
 
@@ -126,6 +129,11 @@ gko_status_t gk_gemm_cache_insert(struct gk_gemm_state *st, const void *key,
   memcpy(blob, key, key_bytes);
   memcpy(blob + key_bytes, value, value_bytes);
   pthread_mutex_lock(&st->mu);
+  if (st->count >= GK_CACHE_MAX_ENTRIES) {
+    for (size_t i = 0; i < st->cap; i++) free(st->slots[i].blob);
+    memset(st->slots, 0, st->cap * sizeof *st->slots);
+    st->count = 0;
+  }
   if (2 * (st->count + 1) > st->cap) { /* grow: load factor <= 1/2 */
     size_t ncap = st->cap ? 2 * st->cap : 64;
     gk_cache_entry *ns = calloc(ncap, sizeof *ns);
