@@ -457,6 +457,109 @@ Test(gelu, graph_allocated_buffers_under_capture) {
   gko_destroy(h);
 }
 
+/* Every kind of memory a kernel may legally use is accepted as input and
+ * output, and gives the same result as plain device memory: cudaMalloc,
+ * the default and a custom stream-ordered pool (cudaMallocAsync,
+ * cudaMallocFromPoolAsync), managed memory, mapped pinned memory
+ * (cudaHostAlloc) and registered host memory (cudaHostRegister, mapped);
+ * pageable host memory is accepted exactly when the device can access it. */
+Test(gelu, every_legal_memory_kind_is_accepted) {
+  gko_handle_t h = t_gpu_setup(NULL);
+  const int64_t n = 4099;
+  const size_t bytes = (size_t)n * 2;
+  void *x = random_array(GKO_DTYPE_F16, n);
+  uint16_t *xd = t_dalloc(bytes), *ref_d = t_dalloc(bytes);
+  t_h2d(xd, x, bytes);
+  cudaStream_t st;
+  T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  T_OK(gko_gelu_forward(h, GKO_GELU_ERF, GKO_DTYPE_F16, n, xd, ref_d, st));
+  uint16_t *ref = malloc(bytes), *got = malloc(bytes);
+  T_CUDA(cudaStreamSynchronize(st));
+  t_d2h(ref, ref_d, bytes);
+  int managed = 0, pageable = 0;
+  T_CUDA(cudaDeviceGetAttribute(&managed, cudaDevAttrManagedMemory, 0));
+  T_CUDA(cudaDeviceGetAttribute(&pageable, cudaDevAttrPageableMemoryAccess, 0));
+  cudaMemPool_t pool;
+  struct cudaMemPoolProps props = {0};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = 0;
+  T_CUDA(cudaMemPoolCreate(&pool, &props));
+  enum { KINDS = 7 };
+  static const char *const kName[KINDS] = {"cudaMalloc",         "cudaMallocAsync",
+                                           "cudaMallocFromPoolAsync", "cudaMallocManaged",
+                                           "cudaHostAlloc(mapped)", "cudaHostRegister(mapped)",
+                                           "pageable host"};
+  for (int kind = 0; kind < KINDS; kind++) {
+    void *in = NULL, *out = NULL, *hin = NULL, *hout = NULL;
+    switch (kind) {
+      case 0: T_CUDA(cudaMalloc(&in, bytes)); T_CUDA(cudaMalloc(&out, bytes)); break;
+      case 1: T_CUDA(cudaMallocAsync(&in, bytes, st)); T_CUDA(cudaMallocAsync(&out, bytes, st)); break;
+      case 2:
+        T_CUDA(cudaMallocFromPoolAsync(&in, bytes, pool, st));
+        T_CUDA(cudaMallocFromPoolAsync(&out, bytes, pool, st));
+        break;
+      case 3:
+        if (!managed) continue;
+        T_CUDA(cudaMallocManaged(&in, bytes, cudaMemAttachGlobal));
+        T_CUDA(cudaMallocManaged(&out, bytes, cudaMemAttachGlobal));
+        break;
+      case 4:
+        T_CUDA(cudaHostAlloc(&hin, bytes, cudaHostAllocMapped));
+        T_CUDA(cudaHostAlloc(&hout, bytes, cudaHostAllocMapped));
+        T_CUDA(cudaHostGetDevicePointer(&in, hin, 0));
+        T_CUDA(cudaHostGetDevicePointer(&out, hout, 0));
+        break;
+      case 5:
+        hin = aligned_alloc(4096, 4096 * ((bytes + 4095) / 4096));
+        hout = aligned_alloc(4096, 4096 * ((bytes + 4095) / 4096));
+        T_CUDA(cudaHostRegister(hin, bytes, cudaHostRegisterMapped));
+        T_CUDA(cudaHostRegister(hout, bytes, cudaHostRegisterMapped));
+        T_CUDA(cudaHostGetDevicePointer(&in, hin, 0));
+        T_CUDA(cudaHostGetDevicePointer(&out, hout, 0));
+        break;
+      case 6:
+        in = hin = malloc(bytes);
+        out = hout = malloc(bytes);
+        break;
+    }
+    T_CUDA(cudaMemcpyAsync(in, xd, bytes, cudaMemcpyDefault, st));
+    if (kind == 6) memset(out, T_POISON_BYTE, bytes);
+    else T_CUDA(cudaMemsetAsync(out, T_POISON_BYTE, bytes, st));
+    T_CUDA(cudaStreamSynchronize(st));
+    const gko_status_t s = gko_gelu_forward(h, GKO_GELU_ERF, GKO_DTYPE_F16, n, in, out, st);
+    if (kind == 6 && !pageable) {
+      cr_expect_eq(s, GKO_STATUS_INVALID_VALUE, "pageable host memory on a device that cannot "
+                   "access it: %s", gko_status_name(s));
+      cr_expect(strstr(gko_last_error_detail(), "pageable") != NULL, "%s", gko_last_error_detail());
+    } else {
+      cr_expect_eq(s, GKO_STATUS_SUCCESS, "%s refused: %s: %s", kName[kind], gko_status_name(s),
+                   gko_last_error_detail());
+      T_CUDA(cudaStreamSynchronize(st));
+      T_CUDA(cudaMemcpy(got, out, bytes, cudaMemcpyDefault));
+      cr_expect_eq(memcmp(got, ref, bytes), 0, "%s: the result differs from device memory's",
+                   kName[kind]);
+    }
+    T_CUDA(cudaStreamSynchronize(st));
+    switch (kind) {
+      case 1:
+      case 2: cudaFreeAsync(in, st); cudaFreeAsync(out, st); T_CUDA(cudaStreamSynchronize(st)); break;
+      case 4: cudaFreeHost(hin); cudaFreeHost(hout); break;
+      case 5: cudaHostUnregister(hin); cudaHostUnregister(hout); free(hin); free(hout); break;
+      case 6: free(hin); free(hout); break;
+      default: cudaFree(in); cudaFree(out);
+    }
+  }
+  cudaMemPoolDestroy(pool);
+  free(ref);
+  free(got);
+  free(x);
+  cudaStreamDestroy(st);
+  cudaFree(xd);
+  cudaFree(ref_d);
+  gko_destroy(h);
+}
+
 /* Bad arguments that need real device pointers: status, detail, and the
  * output left exactly as it was. */
 Test(gelu, bad_pointers_leave_output_untouched) {
