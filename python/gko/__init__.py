@@ -272,9 +272,18 @@ class _Plan(_Owned):
         _check(fn(self._p, buf, need.value, None), self._DESCRIBE)
         return buf.value.decode("utf-8", "replace")
 
+    # execute()'s fast path (see gko.gemm.Plan.execute): the metadata of the
+    # last torch operands that passed the checks, the plan's own workspace as
+    # (pointer, bytes), its size, and torch's current-stream query
+    _seen = _wsp = _need = _rs = None
+    _ws = None
+
     def _workspace(self, like):
-        """The plan's own workspace (grown on demand) on like's device."""
-        need = self.workspace_size
+        """The plan's own workspace (grown on demand) on like's device, as
+        (pointer, bytes); its size is asked of the library once."""
+        need = self._need
+        if need is None:
+            need = self._need = self.workspace_size
         if need == 0:
             return None, 0
         if self._ws is None or self._ws.numel() < need:
@@ -284,6 +293,7 @@ class _Plan(_Owned):
 
     def _forget(self):
         self._ws = None
+        self._seen = self._wsp = self._need = None
 
 
 _WORKSPACES = {}
@@ -301,6 +311,23 @@ def _workspace_for(t, stream, need):
         ws = torch.empty(need, dtype=torch.uint8, device=t.device)
         _WORKSPACES[key] = ws
     return ws.data_ptr(), ws.numel()
+
+
+def _workspace_arg(w):
+    """(pointer, bytes) of a workspace given to execute(): a torch tensor (any
+    dtype), or any device array."""
+    if hasattr(w, "data_ptr"):
+        return w.data_ptr(), w.numel() * w.element_size()
+    a = as_device_array(w)
+    return a.ptr, a.nbytes
+
+
+def _is_torch(*objs):
+    """Whether every object that is not None is a torch tensor."""
+    for o in objs:
+        if o is not None and type(o).__module__.split(".")[0] != "torch":
+            return False
+    return True
 
 
 class Handle(_Owned):
@@ -380,19 +407,23 @@ class _DLManagedTensor(ctypes.Structure):
 
 
 _TYPESTR = {"<f4": Dtype.F32, "<f2": Dtype.F16, "|V2": None}
+_ITEMSIZE = {Dtype.F32: 4, Dtype.F16: 2, Dtype.BF16: 2, Dtype.F8E4M3: 1, Dtype.F8E5M2: 1}
 _DL_FLOAT, _DL_BFLOAT = 2, 4
 
 
 class DeviceArray:
     """What gko needs of an array: pointer, element count, dtype, device."""
 
-    def __init__(self, ptr, shape, dtype, device=None, contiguous=True, owner=None):
+    def __init__(self, ptr, shape, dtype, device=None, contiguous=True, owner=None,
+                 strides=None):
         self.ptr = ptr
         self.shape = tuple(shape)
         self.dtype = Dtype(dtype)
         self.device = device
         self.contiguous = contiguous
         self.owner = owner
+        # in elements; None: unknown (dense row-major when contiguous)
+        self.strides = None if strides is None else tuple(strides)
 
     @property
     def size(self):
@@ -400,6 +431,23 @@ class DeviceArray:
         for s in self.shape:
             n *= s
         return n
+
+    @property
+    def nbytes(self):
+        return self.size * _ITEMSIZE[self.dtype]
+
+    def element_strides(self):
+        """The strides in elements: the known ones, the dense row-major ones
+        of a contiguous array, else None."""
+        if self.strides is not None:
+            return self.strides
+        if not self.contiguous:
+            return None
+        out, step = [], 1
+        for dim in reversed(self.shape):
+            out.append(step)
+            step *= max(dim, 1)
+        return tuple(reversed(out))
 
 
 def _contiguous(shape, strides, itemsize):
@@ -431,13 +479,14 @@ def _from_dlpack(obj):
         dt = Dtype.BF16
     else:
         raise TypeError("unsupported DLPack dtype code %d bits %d" % (code, bits))
-    strides = None
+    strides = elems = None
     if t.strides:
-        strides = [t.strides[i] * bits // 8 for i in range(t.ndim)]
+        elems = [t.strides[i] for i in range(t.ndim)]
+        strides = [e * bits // 8 for e in elems]
     # keep the capsule alive with the array: the producer's memory is owned
     # by `obj`, which the caller holds for the duration of the call
     return DeviceArray(t.data + t.byte_offset, shape, dt, t.device.device_id,
-                       _contiguous(shape, strides, bits // 8), owner=(obj, cap))
+                       _contiguous(shape, strides, bits // 8), owner=(obj, cap), strides=elems)
 
 
 def as_device_array(obj):
@@ -456,28 +505,55 @@ def as_device_array(obj):
         if dt is None:
             raise TypeError("unsupported torch dtype %s" % name)
         return DeviceArray(obj.data_ptr(), tuple(obj.shape), dt, obj.device.index,
-                           obj.is_contiguous(), owner=obj)
+                           obj.is_contiguous(), owner=obj, strides=obj.stride())
     cai = getattr(obj, "__cuda_array_interface__", None)
     if cai is not None and cai.get("typestr") in ("<f4", "<f2"):
         shape = cai["shape"]
         itemsize = 4 if cai["typestr"] == "<f4" else 2
+        st = cai.get("strides")
         return DeviceArray(cai["data"][0], shape, _TYPESTR[cai["typestr"]], None,
-                           _contiguous(shape, cai.get("strides"), itemsize), owner=obj)
+                           _contiguous(shape, st, itemsize), owner=obj,
+                           strides=None if st is None else [x // itemsize for x in st])
     if hasattr(obj, "__dlpack__"):
         return _from_dlpack(obj)
     raise TypeError("%s is not a device array (no __cuda_array_interface__ or __dlpack__)"
                     % type(obj).__name__)
 
 
+_RAW_STREAM = None
+
+
+def _torch_raw_stream():
+    """f(device_index) -> torch's current CUDA stream on that device as an
+    int: torch._C._cuda_getCurrentRawStream (what torch.compile's generated
+    code calls, a fraction of a microsecond) where torch has it, else
+    torch.cuda.current_stream(i).cuda_stream (microseconds: it builds a
+    Stream object)."""
+    global _RAW_STREAM
+    if _RAW_STREAM is None:
+        import torch
+        f = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        if f is None:
+            def f(index):
+                return torch.cuda.current_stream(index).cuda_stream
+        _RAW_STREAM = f
+    return _RAW_STREAM
+
+
 def _stream_of(obj, stream):
     """The CUDA stream to use: explicit, or the framework's current one."""
     if stream is not None:
+        if stream.__class__ is int:
+            return stream
         for attr in ("cuda_stream", "ptr", "handle"):
             if hasattr(stream, attr):
                 return int(getattr(stream, attr))
         return int(stream)
     mod = type(obj).__module__.split(".")[0]
     if mod == "torch":
+        index = obj.get_device()
+        if index >= 0:
+            return _torch_raw_stream()(index)
         import torch
         return torch.cuda.current_stream(obj.device).cuda_stream
     if mod == "cupy":

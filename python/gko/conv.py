@@ -20,8 +20,8 @@ alignment), with a workspace per (device, stream) grown on demand.
 import ctypes
 import enum
 
-from . import (_Owned, _Plan, _check, _declare, _handle_t, _status_t, _stream_of, _stream_t,
-               _workspace_for, as_device_array)
+from . import (_Owned, _Plan, _check, _declare, _handle_t, _is_torch, _status_t, _stream_of,
+               _stream_t, _torch_raw_stream, _workspace_arg, _workspace_for, as_device_array)
 from .gemm import Compute, Epilogue, _align, _dtype, _enum
 
 __all__ = ["Layout", "Attr", "Algo", "Info", "Path", "Plan", "conv2d", "output_shape"]
@@ -257,6 +257,8 @@ class Plan(_Plan):
         self.shape = (int(n), int(k), self.info(Info.OH), self.info(Info.OW))
         self._x = (int(n), int(c), int(h), int(w))
         self._w = (int(k), int(c) // groups, int(r), int(s))
+        self._fn = _lib().gko_conv_execute  # bound once: execute() calls these
+        self._fn_residual = _lib().gko_conv_execute_residual
 
     def info(self, what):
         v = _i64(0)
@@ -272,7 +274,51 @@ class Plan(_Plan):
                 stream=None):
         """y = act(alpha conv(x, w) + bias + beta z); beta defaults to 1 with z, else 0;
         z may be y itself.  x, w, y and z are checked against the plan (dtype, shape and
-        memory layout: ValueError); returns y."""
+        memory layout: ValueError); returns y.  Torch tensors whose shapes, strides,
+        dtypes and devices equal the last call's skip the checks (one tuple comparison)."""
+        try:
+            meta = (x.shape, x.stride(), x.dtype, x.get_device(),
+                    w.shape, w.stride(), w.dtype, w.get_device(),
+                    y.shape, y.stride(), y.dtype, y.get_device(),
+                    None if z is None else (z.shape, z.stride(), z.dtype, z.get_device()),
+                    None if bias is None else (bias.shape, bias.stride(), bias.dtype,
+                                               bias.get_device()))
+        except Exception:  # noqa: BLE001 -- not a torch tensor: the checked path says what
+            meta = None
+        if meta is None or meta != self._seen:
+            return self._execute_checked(meta, x, w, y, bias, z, alpha, beta, workspace, stream)
+        if workspace is None:
+            wsp = self._wsp
+            if wsp is None:
+                wsp = self._wsp = self._workspace(y)
+            ws, nws = wsp
+        else:
+            ws, nws = _workspace_arg(workspace)
+        if stream is None:
+            st = self._rs(meta[11])
+        elif stream.__class__ is int:
+            st = stream
+        else:
+            st = _stream_of(y, stream)
+        pbias = None if bias is None else bias.data_ptr()
+        if beta is None:
+            beta = 0.0 if z is None else 1.0
+        if z is None and beta == 0.0 and alpha == 1.0:
+            status = self._fn(self._p, x.data_ptr(), w.data_ptr(), pbias, y.data_ptr(), ws, nws,
+                              st)
+            if status:
+                _check(status, "gko_conv_execute")
+        else:
+            status = self._fn_residual(self._p, float(alpha), x.data_ptr(), w.data_ptr(), pbias,
+                                       float(beta), None if z is None else z.data_ptr(),
+                                       y.data_ptr(), ws, nws, st)
+            if status:
+                _check(status, "gko_conv_execute_residual")
+        return y
+
+    def _execute_checked(self, meta, x, w, y, bias, z, alpha, beta, workspace, stream):
+        """execute() with every check; remembers torch operands' metadata
+        (meta) for the fast path once they passed."""
         if self.shape[0] > 0:
             _check_operand("x", x, self._x, self.layout, self.dtype)
             _check_operand("w", w, self._w, self.layout, self.dtype)
@@ -283,19 +329,21 @@ class Plan(_Plan):
                 _check_vector("bias", bias, self.shape[1], self.dtype)
         ptr = lambda t: None if t is None else as_device_array(t).ptr  # noqa: E731
         if workspace is None:
-            ws, nws = self._workspace(y)
+            ws, nws = self._wsp = self._workspace(y)
         else:
-            ws = workspace.data_ptr()
-            nws = workspace.numel() * workspace.element_size()
+            ws, nws = _workspace_arg(workspace)
         if beta is None:
             beta = 0.0 if z is None else 1.0
         if z is None and beta == 0.0 and alpha == 1.0:
-            _check(_lib().gko_conv_execute(self._p, ptr(x), ptr(w), ptr(bias), ptr(y), ws, nws,
-                                           _stream_of(y, stream)), "gko_conv_execute")
+            _check(self._fn(self._p, ptr(x), ptr(w), ptr(bias), ptr(y), ws, nws,
+                            _stream_of(y, stream)), "gko_conv_execute")
         else:
-            _check(_lib().gko_conv_execute_residual(
+            _check(self._fn_residual(
                 self._p, float(alpha), ptr(x), ptr(w), ptr(bias), float(beta), ptr(z), ptr(y),
                 ws, nws, _stream_of(y, stream)), "gko_conv_execute_residual")
+        if meta is not None and _is_torch(x, w, y, z, bias):
+            self._rs = _torch_raw_stream()
+            self._seen = meta
         return y
 
     def _release(self, ptr):

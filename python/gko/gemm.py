@@ -18,8 +18,9 @@ grown on demand; a Plan you hold allocates its workspace once.
 import ctypes
 import enum
 
-from . import (Dtype, ScaleMode, _Owned, _Plan, _check, _declare, _handle_t, _status_t, _stream_of,
-               _stream_t, _workspace_for, as_device_array)
+from . import (Dtype, ScaleMode, _Owned, _Plan, _check, _declare, _handle_t, _is_torch,
+               _status_t, _stream_of, _stream_t, _torch_raw_stream, _workspace_arg,
+               _workspace_for, as_device_array)
 
 __all__ = ["Op", "Layout", "Epilogue", "Backend", "Compute", "Fusion", "Pad", "Static", "Attr",
            "Desc", "Plan", "gemm", "linear", "scaled_mm"]
@@ -220,6 +221,102 @@ class Desc(_Owned):
         _lib().gko_gemm_desc_destroy(ptr)
 
 
+class _Operand:
+    """What a plan reads or writes through one pointer: a stored rows x cols
+    matrix (leading dimension ld, `batch` matrices `bstride` elements apart)
+    of one dtype.  forms: the (size, stride) pairs, outer to inner and size-1
+    dimensions left out, of the arrays that address exactly those elements."""
+
+    __slots__ = ("name", "dtype", "rows", "cols", "ld", "batch", "bstride", "layout", "forms")
+
+    def __init__(self, name, dtype, rows, cols, ld, batch, bstride, layout):
+        self.name, self.dtype = name, Dtype(dtype)
+        self.rows, self.cols, self.ld = rows, cols, ld
+        self.batch, self.bstride, self.layout = batch, bstride, layout
+        if layout == Layout.ROW_MAJOR:
+            mats = [((rows, ld), (cols, 1))]
+        else:  # torch's column-major view [rows, cols], or the stored [cols, rows]
+            mats = [((rows, 1), (cols, ld)), ((cols, ld), (rows, 1))]
+        forms = []
+        for m in mats:
+            forms.append(_sig(((batch, bstride),) + m))
+            if batch > 1 and bstride == 0:  # one matrix broadcast to every batch
+                forms.append(_sig(m))
+        self.forms = forms
+
+    @property
+    def empty(self):
+        return self.rows * self.cols * self.batch == 0
+
+    def describe(self):
+        lay = "row-major" if self.layout == Layout.ROW_MAJOR else "column-major"
+        what = "a %d x %d %s matrix with leading dimension %d" % (self.rows, self.cols, lay,
+                                                                   self.ld)
+        if self.batch > 1:
+            what += ", %d of them %d elements apart" % (self.batch, self.bstride)
+            shape, strides = [self.batch], [self.bstride]
+        else:
+            shape, strides = [], []
+        shape += [self.rows, self.cols]
+        strides += [self.ld, 1] if self.layout == Layout.ROW_MAJOR else [1, self.ld]
+        return "%s (torch: shape %s, strides %s)" % (what, shape, strides)
+
+
+def _sig(pairs):
+    return tuple(p for p in pairs if p[0] != 1)
+
+
+def _check_operand(op, t):
+    """t's pointer after checking t against the plan's operand op: dtype, and
+    (where t's strides are known) the elements it addresses.  TypeError for
+    what is not a device array, ValueError saying what differs."""
+    a = as_device_array(t)
+    if a.dtype != op.dtype:
+        raise ValueError("%s is %s, the plan's dtype for it is %s"
+                         % (op.name, a.dtype.name, op.dtype.name))
+    strides = a.element_strides()
+    if op.empty:
+        if a.size != 0:
+            raise ValueError("%s has shape %s; the plan's %s is empty (%s)"
+                             % (op.name, list(a.shape), op.name, op.describe()))
+        return a.ptr
+    if strides is None or _sig(zip(a.shape, strides)) in op.forms:
+        return a.ptr
+    raise ValueError("%s has shape %s and strides %s; the plan takes %s%s" % (
+        op.name, list(a.shape), list(strides), op.describe(),
+        "; a transposed view goes through transa/transb" if op.name in ("a", "b") else ""))
+
+
+class _Bias:
+    """The bias a plan reads: n dense elements (per batch: `batch` vectors
+    `bstride` elements apart) of one dtype."""
+
+    __slots__ = ("dtype", "n", "batch", "bstride", "forms")
+
+    def __init__(self, dtype, n, batch, bstride):
+        self.dtype, self.n, self.batch, self.bstride = Dtype(dtype), n, batch, bstride
+        forms = [_sig(((batch, bstride), (n, 1)))]
+        if batch > 1 and bstride == 0:
+            forms.append(_sig(((n, 1),)))
+        if batch > 1 and bstride == n:
+            forms.append(_sig(((batch * n, 1),)))
+        self.forms = forms
+
+
+def _check_bias(op, t):
+    a = as_device_array(t)
+    if a.dtype != op.dtype:
+        raise ValueError("bias is %s, the plan's bias dtype is %s" % (a.dtype.name,
+                                                                      op.dtype.name))
+    strides = a.element_strides()
+    if op.n * op.batch == 0 or strides is None or _sig(zip(a.shape, strides)) in op.forms:
+        return a.ptr
+    raise ValueError("bias has shape %s and strides %s; the plan takes %d dense elements%s"
+                     % (list(a.shape), list(strides), op.n,
+                        " per batch, %d batches %d apart" % (op.batch, op.bstride)
+                        if op.batch > 1 else ""))
+
+
 class Plan(_Plan):
     """A gko GEMM plan.  Keyword attributes as Desc (transa=True, lda=...,
     batch_count=..., epilogue="bias_gelu_tanh", compute="tf32", ...).
@@ -231,12 +328,38 @@ class Plan(_Plan):
     def __init__(self, handle, ab_dtype, cd_dtype, m, n, k, **attrs):
         self.handle = handle
         desc = Desc(ab_dtype, cd_dtype, m, n, k, **attrs)
-        p = _plan_t()
-        _check(_lib().gko_gemm_plan_create(handle.value, desc._d, _c.byref(p)),
-               "gko_gemm_plan_create")
-        desc.close()
+        try:
+            geometry = {a: desc.get(a) for a in _GEOMETRY}
+            p = _plan_t()
+            _check(_lib().gko_gemm_plan_create(handle.value, desc._d, _c.byref(p)),
+                   "gko_gemm_plan_create")
+        finally:
+            desc.close()
         self._p = p
         self._ws = None
+        self._bind(geometry)
+
+    def _bind(self, g, execute=None):
+        """What execute() needs, computed once: the operands' expected forms
+        (from the descriptor's resolved attributes g, {Attr: value}) and the
+        C function (execute: a stand-in with its signature, for tests)."""
+        self.m, self.n, self.k = g[Attr.M], g[Attr.N], g[Attr.K]
+        ta, tb, lay = g[Attr.TRANSA], g[Attr.TRANSB], Layout(g[Attr.LAYOUT])
+        batch = g[Attr.BATCH_COUNT]
+        ab, cd = Dtype(g[Attr.AB_DTYPE]), Dtype(g[Attr.CD_DTYPE])
+        bd = ab if g[Attr.B_DTYPE] == -1 else Dtype(g[Attr.B_DTYPE])
+        m, n, k = self.m, self.n, self.k
+        self.epilogue = Epilogue(g[Attr.EPILOGUE])
+        self._opa = _Operand("a", ab, k if ta else m, m if ta else k, g[Attr.LDA], batch,
+                             g[Attr.STRIDE_A], lay)
+        self._opb = _Operand("b", bd, n if tb else k, k if tb else n, g[Attr.LDB], batch,
+                             g[Attr.STRIDE_B], lay)
+        self._opc = _Operand("c", cd, m, n, g[Attr.LDC], batch, g[Attr.STRIDE_C], lay)
+        self._opd = _Operand("d", cd, m, n, g[Attr.LDD], batch, g[Attr.STRIDE_D], lay)
+        bias_dt = Dtype.BF16 if cd in (Dtype.F8E4M3, Dtype.F8E5M2) else cd
+        self._opbias = _Bias(bias_dt, n, batch, g[Attr.STRIDE_BIAS])
+        self._fn = execute if execute is not None else _lib().gko_gemm_execute
+        self._seen = None
 
     @property
     def backend(self):
@@ -246,21 +369,81 @@ class Plan(_Plan):
 
     def execute(self, a, b, d, c=None, bias=None, alpha=1.0, beta=0.0, workspace=None,
                 stream=None):
-        """d = epilogue(alpha * op(a) op(b) + beta * c + bias).  Returns d."""
-        ptr = lambda t: None if t is None else as_device_array(t).ptr  # noqa: E731
+        """d = epilogue(alpha * op(a) op(b) + beta * c + bias).  Returns d.
+
+        a, b, d (and c, and bias where the epilogue adds one) are checked
+        against the plan: dtype, and the elements they address (shape and
+        strides; TypeError for what is not a device array, ValueError saying
+        what differs).  Torch tensors whose shapes, strides, dtypes and
+        devices equal the last call's skip the checks: the fast path is a
+        tuple comparison, the data pointers, torch's raw current stream and
+        one ctypes call."""
+        try:
+            meta = (a.shape, a.stride(), a.dtype, a.get_device(),
+                    b.shape, b.stride(), b.dtype, b.get_device(),
+                    d.shape, d.stride(), d.dtype, d.get_device(),
+                    None if c is None else (c.shape, c.stride(), c.dtype, c.get_device()),
+                    None if bias is None else (bias.shape, bias.stride(), bias.dtype,
+                                               bias.get_device()))
+        except Exception:  # noqa: BLE001 -- not a torch tensor: the checked path says what
+            meta = None
+        if meta is None or meta != self._seen:
+            return self._execute_checked(meta, a, b, d, c, bias, alpha, beta, workspace, stream)
         if workspace is None:
-            ws, nws = self._workspace(d)
+            wsp = self._wsp
+            if wsp is None:
+                wsp = self._wsp = self._workspace(d)
+            ws, nws = wsp
         else:
-            wa = as_device_array(workspace) if not hasattr(workspace, "data_ptr") else None
-            ws = workspace.data_ptr() if wa is None else wa.ptr
-            nws = workspace.numel() * workspace.element_size() if wa is None else wa.size
-        _check(_lib().gko_gemm_execute(self._p, float(alpha), ptr(a), ptr(b), float(beta),
-                                       ptr(c), ptr(d), ptr(bias), ws, nws,
-                                       _stream_of(d, stream)), "gko_gemm_execute")
+            ws, nws = _workspace_arg(workspace)
+        if stream is None:
+            st = self._rs(meta[11])
+        elif stream.__class__ is int:
+            st = stream
+        else:
+            st = _stream_of(d, stream)
+        status = self._fn(self._p, float(alpha), a.data_ptr(), b.data_ptr(), float(beta),
+                          None if c is None else c.data_ptr(), d.data_ptr(),
+                          None if bias is None else bias.data_ptr(), ws, nws, st)
+        if status:
+            _check(status, "gko_gemm_execute")
+        return d
+
+    def _execute_checked(self, meta, a, b, d, c, bias, alpha, beta, workspace, stream):
+        """execute() with every check; remembers torch operands' metadata
+        (meta) for the fast path once they passed."""
+        # a and b may be None where they are not read (k == 0 or alpha == 0)
+        pa = None if a is None else _check_operand(self._opa, a)
+        pb = None if b is None else _check_operand(self._opb, b)
+        pd = _check_operand(self._opd, d)
+        pc = None if c is None else _check_operand(self._opc, c)
+        if bias is None:
+            pbias = None
+        elif self.epilogue & 1:
+            pbias = _check_bias(self._opbias, bias)
+        else:  # not read
+            pbias = as_device_array(bias).ptr
+        if workspace is None:
+            ws, nws = self._wsp = self._workspace(d)
+        else:
+            ws, nws = _workspace_arg(workspace)
+        st = _stream_of(d, stream)
+        _check(self._fn(self._p, float(alpha), pa, pb, float(beta), pc, pd, pbias, ws, nws, st),
+               "gko_gemm_execute")
+        if meta is not None and _is_torch(a, b, d, c, bias):
+            self._rs = _torch_raw_stream()
+            self._seen = meta
         return d
 
     def _release(self, ptr):
         _lib().gko_gemm_plan_destroy(ptr)
+
+
+# the descriptor's attributes a plan's operands follow from
+_GEOMETRY = (Attr.AB_DTYPE, Attr.CD_DTYPE, Attr.B_DTYPE, Attr.M, Attr.N, Attr.K, Attr.TRANSA,
+             Attr.TRANSB, Attr.LAYOUT, Attr.LDA, Attr.LDB, Attr.LDC, Attr.LDD,
+             Attr.BATCH_COUNT, Attr.STRIDE_A, Attr.STRIDE_B, Attr.STRIDE_C, Attr.STRIDE_D,
+             Attr.STRIDE_BIAS, Attr.EPILOGUE)
 
 
 # ---------------------------------------------------------------------------

@@ -8,7 +8,9 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import gko  # noqa: E402
 import gko.fp8  # noqa: E402
+import gko.conv  # noqa: E402
 import gko.gemm  # noqa: E402
+import gko.sparse  # noqa: E402
 
 HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "include", "gko.h")
 
@@ -27,6 +29,44 @@ def _torch_cuda():
     except ImportError:
         return None
     return torch if torch.cuda.is_available() else None
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+class _Cai:
+    """A device array by its interface alone (never dereferenced); strides in
+    elements (None: dense)."""
+
+    def __init__(self, shape, typestr="<f2", strides=None, ptr=1 << 20):
+        size = 4 if typestr == "<f4" else 2
+        self.__cuda_array_interface__ = {
+            "shape": shape, "typestr": typestr, "data": (ptr, False), "version": 3,
+            "strides": None if strides is None else tuple(s * size for s in strides)}
+
+
+def _stand_in_gemm_plan(calls, m, n, k, **attrs):
+    """A gko.gemm.Plan for an f16 Desc(m, n, k, **attrs) (host only) whose C
+    call appends its arguments to calls and succeeds; no workspace."""
+    desc = gko.gemm.Desc("f16", "f16", m, n, k, **attrs)
+    geometry = {a: desc.get(a) for a in gko.gemm._GEOMETRY}
+    desc.close()
+    plan = gko.gemm.Plan.__new__(gko.gemm.Plan)
+    plan._p = None
+    plan._bind(geometry, execute=lambda *args: calls.append(args) or 0)
+    plan._need = 0
+    return plan
+
+
+def _meta(a, b, d, c, bias):
+    """The metadata tuple Plan.execute compares with the last passed call's."""
+    m = lambda t: (t.shape, t.stride(), t.dtype, t.get_device())  # noqa: E731
+    return m(a) + m(b) + m(d) + (None if c is None else m(c), None if bias is None else m(bias))
 
 
 class HostOnly(unittest.TestCase):
@@ -186,6 +226,80 @@ class HostOnly(unittest.TestCase):
         with self.assertRaises(TypeError):
             gko.as_device_array([1.0, 2.0])
 
+    def test_gemm_operands_checked_against_the_plan(self):
+        # Plan.execute's checks, on a plan whose operands come from a host-only
+        # descriptor and whose C call is a recording stand-in
+        calls = []
+        plan = _stand_in_gemm_plan(calls, 64, 32, 16, transb=True, epilogue="bias")
+        x, w, y = _Cai((64, 16), ptr=1 << 20), _Cai((32, 16), ptr=2 << 20), _Cai((64, 32), ptr=3 << 20)
+        bias = _Cai((32,), ptr=4 << 20)
+        self.assertIs(plan.execute(x, w, y, bias=bias, stream=5), y)
+        self.assertEqual(calls, [(None, 1.0, 1 << 20, 2 << 20, 0.0, None, 3 << 20, 4 << 20, None,
+                                  0, 5)])
+        self.assertIsNone(plan._seen)  # not torch: no fast path
+        with self.assertRaisesRegex(ValueError, r"a has shape \[16, 64\] and strides \[64, 1\]; "
+                                    r"the plan takes a 64 x 16 row-major matrix"):
+            plan.execute(_Cai((16, 64)), w, y, bias=bias)
+        with self.assertRaisesRegex(ValueError, "transa/transb"):
+            plan.execute(x, _Cai((16, 32)), y, bias=bias)
+        with self.assertRaisesRegex(ValueError, "d is F32, the plan's dtype for it is F16"):
+            plan.execute(x, w, _Cai((64, 32), "<f4"), bias=bias)
+        with self.assertRaisesRegex(ValueError, "bias has shape"):
+            plan.execute(x, w, y, bias=_Cai((33,)))
+        with self.assertRaisesRegex(ValueError, "c has shape"):
+            plan.execute(x, w, y, c=_Cai((64, 33)), bias=bias, beta=1.0)
+        with self.assertRaises(TypeError):
+            plan.execute([1.0], w, y)
+        plan.execute(None, None, y, bias=bias, alpha=0.0)  # not read: may be NULL
+        self.assertEqual(calls[-1][2:4], (None, None))
+        del calls[-1]
+        # row stride 40 (a column slice of a wider matrix) when the plan says ld 32
+        with self.assertRaisesRegex(ValueError, "leading dimension 32"):
+            plan.execute(x, w, _Cai((64, 32), strides=(40, 1)), bias=bias)
+        self.assertEqual(len(calls), 1)
+        ld = _stand_in_gemm_plan(calls, 64, 32, 16, ldd=40)
+        ld.execute(_Cai((64, 16)), _Cai((16, 32)), _Cai((64, 32), strides=(40, 1)))
+        ld.execute(_Cai((64, 16)), _Cai((16, 32)), _Cai((1, 64, 32), strides=(2560, 40, 1)))
+        # batches: A broadcast (stride 0) as 2-D or as an expanded 3-D view
+        bt = _stand_in_gemm_plan(calls, 8, 4, 2, batch_count=3, stride_a=0)
+        for a in (_Cai((8, 2)), _Cai((3, 8, 2), strides=(0, 2, 1)), _Cai((1, 8, 2))):
+            bt.execute(a, _Cai((3, 2, 4)), _Cai((3, 8, 4)))
+        with self.assertRaisesRegex(ValueError, "3 of them 32 elements apart"):
+            bt.execute(_Cai((8, 2)), _Cai((3, 2, 4)), _Cai((8, 4)))
+        self.assertEqual(len(calls), 6)
+
+    def test_gemm_workspace_argument(self):
+        calls = []
+        plan = _stand_in_gemm_plan(calls, 8, 8, 8)
+        a = _Cai((8, 8))
+        plan.execute(a, a, a, workspace=_Cai((100,), "<f4", ptr=1 << 30))
+        self.assertEqual(calls[-1][8:10], (1 << 30, 400))  # bytes, not elements
+
+    @unittest.skipIf(_torch() is None, "needs torch (the CPU build is enough)")
+    def test_gemm_fast_path_compares_metadata(self):
+        # CPU tensors never pass the checks (not CUDA); primed as a passed check
+        # leaves a plan, the fast path must call C with the tensors' pointers
+        # and fall back to the checked path on any difference
+        torch = _torch()
+        calls = []
+        plan = _stand_in_gemm_plan(calls, 16, 8, 4, epilogue="bias")
+        a, b, d = torch.empty(16, 4).half(), torch.empty(4, 8).half(), torch.empty(16, 8).half()
+        bias = torch.empty(8).half()
+        plan._seen = _meta(a, b, d, None, bias)
+        plan._rs = lambda index: 1000 + index
+        self.assertIs(plan.execute(a, b, d, bias=bias), d)
+        self.assertEqual(calls, [(None, 1.0, a.data_ptr(), b.data_ptr(), 0.0, None, d.data_ptr(),
+                                  bias.data_ptr(), None, 0, 999)])
+        plan.execute(a, b, d, bias=bias, stream=7, alpha=2)
+        self.assertEqual(calls[-1][1], 2.0)
+        self.assertEqual(calls[-1][-1], 7)
+        for args in ((a.t().contiguous().t(), b, d), (a, b, d.float()), (a, b, d[:, :4])):
+            with self.assertRaises((TypeError, ValueError)):  # checked: CPU tensors are refused
+                plan.execute(*args, bias=bias)
+        with self.assertRaises(TypeError):
+            plan.execute(a, b, d)  # no bias: another metadata tuple
+        self.assertEqual(len(calls), 2)
+
 
 @unittest.skipIf(_torch_cuda() is None, "needs torch with a CUDA device")
 class WithTorch(unittest.TestCase):
@@ -232,6 +346,159 @@ class WithTorch(unittest.TestCase):
             gko.gelu(self.h, x, out=y)
         with self.assertRaises(TypeError):
             gko.gelu(self.h, torch.randn(4))
+
+
+def _rel(got, ref):
+    """max |got - ref| / max |ref|, in float64."""
+    return ((got.double() - ref).abs().max() / ref.abs().max()).item()
+
+
+@unittest.skipIf(_torch_cuda() is None, "needs torch with a CUDA device")
+class PlansWithTorch(unittest.TestCase):
+    """Planned executes called repeatedly (the fast path after the first,
+    checked call), on streams and in a CUDA graph."""
+
+    def setUp(self):
+        self.torch = _torch_cuda()
+        self.h = gko.Handle()
+
+    def tearDown(self):
+        self.h.close()
+
+    def test_gemm_plan_execute_repeated_and_checked(self):
+        torch = self.torch
+        m, n, k = 96, 80, 64
+        x = torch.randn(m, k, device="cuda").half()
+        w = torch.randn(n, k, device="cuda").half()
+        b = torch.randn(n, device="cuda").half()
+        y = torch.empty(m, n, device="cuda", dtype=torch.float16)
+        p = gko.gemm.Plan(self.h, "f16", "f16", m, n, k, transb=True, epilogue="bias")
+        ref = x.double() @ w.double().t() + b.double()
+        for i in range(3):
+            y.zero_()
+            self.assertIs(p.execute(x, w, y, bias=b), y)
+            torch.cuda.synchronize()
+            self.assertLess(_rel(y, ref), 2e-3, "call %d" % i)
+            self.assertIsNotNone(p._seen)
+        x2, y2 = torch.randn_like(x), torch.empty_like(y)  # same metadata, other pointers
+        p.execute(x2, w, y2, bias=b)
+        torch.cuda.synchronize()
+        self.assertLess(_rel(y2, x2.double() @ w.double().t() + b.double()), 2e-3)
+        with self.assertRaises(ValueError):
+            p.execute(x[:, :32], w, y, bias=b)
+        with self.assertRaises(ValueError):
+            p.execute(x.float(), w, y, bias=b)
+        with self.assertRaisesRegex(ValueError, "transa/transb"):
+            p.execute(x, w.t().contiguous(), y, bias=b)
+        with self.assertRaises(TypeError):
+            p.execute(x.cpu(), w, y, bias=b)
+        p.execute(x, w, y, bias=b)  # and back on the fast path
+        torch.cuda.synchronize()
+        self.assertLess(_rel(y, ref), 2e-3)
+        p.close()
+        with self.assertRaises(gko.GkoError):
+            p.execute(x, w, y, bias=b)
+
+    def test_gemm_plan_batched_broadcast(self):
+        torch = self.torch
+        bt, m, n, k = 3, 40, 24, 32
+        a = torch.randn(m, k, device="cuda").half()
+        b = torch.randn(bt, k, n, device="cuda").half()
+        y = torch.empty(bt, m, n, device="cuda", dtype=torch.float16)
+        p = gko.gemm.Plan(self.h, "f16", "f16", m, n, k, batch_count=bt, stride_a=0)
+        ref = torch.matmul(a.double(), b.double())
+        for a_in in (a, a.expand(bt, m, k), a, a.expand(bt, m, k)):
+            y.zero_()
+            p.execute(a_in, b, y)
+            torch.cuda.synchronize()
+            self.assertLess(_rel(y, ref), 2e-3)
+        with self.assertRaises(ValueError):
+            p.execute(a, b, y[0])
+        p.close()
+
+    def test_gemm_plan_streams_and_graph(self):
+        torch = self.torch
+        m = n = k = 64
+        a = torch.randn(m, k, device="cuda").half()
+        b = torch.randn(k, n, device="cuda").half()
+        y = torch.empty(m, n, device="cuda", dtype=torch.float16)
+        p = gko.gemm.Plan(self.h, "f16", "f16", m, n, k)
+        dev = torch.cuda.current_device()
+        raw = gko._torch_raw_stream()
+        self.assertEqual(raw(dev), torch.cuda.current_stream().cuda_stream)
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            self.assertEqual(raw(dev), s.cuda_stream)
+            for _ in range(3):
+                p.execute(a, b, y)
+        s.synchronize()
+        ref = a.double() @ b.double()
+        self.assertLess(_rel(y, ref), 2e-3)
+        for st in (s.cuda_stream, s):
+            y.zero_()
+            torch.cuda.synchronize()
+            p.execute(a, b, y, stream=st)
+            s.synchronize()
+            self.assertLess(_rel(y, ref), 2e-3)
+        g = torch.cuda.CUDAGraph()
+        torch.cuda.synchronize()
+        with torch.cuda.graph(g):
+            p.execute(a, b, y)
+        for _ in range(2):
+            a.copy_(torch.randn_like(a))
+            y.zero_()
+            g.replay()
+            torch.cuda.synchronize()
+            self.assertLess(_rel(y, a.double() @ b.double()), 2e-3)
+        del g
+        p.close()
+
+    def test_conv_plan_execute_repeated(self):
+        torch, F = self.torch, self.torch.nn.functional
+        n, c, hh, ww, k, r = 2, 8, 12, 12, 16, 3
+        cl = torch.channels_last
+        x = torch.randn(n, c, hh, ww, device="cuda").half().to(memory_format=cl)
+        w = torch.randn(k, c, r, r, device="cuda").half().to(memory_format=cl)
+        b = torch.randn(k, device="cuda").half()
+        p = gko.conv.Plan(self.h, "f16", "nhwc", n, c, hh, ww, k, r, r, stride=1, padding=1,
+                          epilogue="bias_relu")
+        y = torch.empty(p.shape, device="cuda", dtype=torch.float16, memory_format=cl)
+        conv = F.conv2d(x.double(), w.double(), b.double(), padding=1)
+        for _ in range(3):
+            y.zero_()
+            p.execute(x, w, y, bias=b)
+            torch.cuda.synchronize()
+            self.assertLess(_rel(y, F.relu(conv)), 5e-3)
+        self.assertIsNotNone(p._seen)
+        z = torch.randn_like(y)
+        for _ in range(2):
+            y.zero_()
+            p.execute(x, w, y, bias=b, z=z)
+            torch.cuda.synchronize()
+            self.assertLess(_rel(y, F.relu(conv + z.double())), 5e-3)
+        with self.assertRaises(ValueError):
+            p.execute(x.contiguous(), w, y, bias=b)
+        p.close()
+
+    def test_spmm_plan_execute_repeated(self):
+        torch = self.torch
+        dense = torch.randn(50, 40, device="cuda") * (torch.rand(50, 40, device="cuda") < 0.2)
+        A = gko.sparse.CSR.from_torch(dense.to_sparse_csr())
+        B = torch.randn(40, 16, device="cuda")
+        C = torch.empty(50, 16, device="cuda")
+        p = gko.sparse.Plan(self.h, A, 16)
+        ref = dense.double() @ B.double()
+        for _ in range(3):
+            C.zero_()
+            p.execute(B, C)
+            torch.cuda.synchronize()
+            self.assertLess(_rel(C, ref), 1e-5)
+        self.assertIsNotNone(p._seen)
+        with self.assertRaises(ValueError):
+            p.execute(B[:, :8], C)
+        p.close()
+        A.close()
 
 
 @unittest.skipIf(_torch_cuda() is None or not hasattr(_torch_cuda(), "float8_e4m3fn"),

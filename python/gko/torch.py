@@ -1,0 +1,555 @@
+"""gko's operators as PyTorch custom operators (torch.library), for eager code,
+torch.compile (no graph breaks: each op has a fake implementation) and CUDA
+graphs (the ops only enqueue work on torch's current stream).
+
+    import gko.torch as gt
+    y = gt.linear(x, w, b, activation="gelu")       # act(x @ w.T + b)
+    y = gt.gelu(x, approximate="tanh")
+    y = gt.conv2d(x, w, b, stride=2, padding=3, activation="relu")
+    y = gt.spmm(a_csr, b)                             # torch.sparse_csr @ dense
+    layer = gt.Linear(768, 3072, activation="gelu")   # an nn.Linear (same state_dict)
+    layer = gt.Linear.from_torch(nn_linear, activation="gelu")
+    conv = gt.Conv2d.from_torch(nn_conv, activation="relu")
+
+The operators are torch.ops.gko.linear, .gelu, .conv2d and .spmm (CUDA
+tensors).  Plans are made on the first call of a shape and cached with one
+gko handle per device (clear_cache() closes them; a captured CUDA graph must
+not outlive the plans it used, so clear the cache only when no graph that ran
+these ops is replayed again); the workspace is one buffer per (device,
+stream), never freed while a graph may use it.  A plan is made outside
+capture: run each shape once before capturing (torch.compile's CUDA graphs
+warm up first anyway).
+
+Gradients: linear, gelu and conv2d have backward formulas in torch's own
+operators (activation gradients from the saved output, or from the
+pre-activation recomputed); spmm has none.
+
+Importing gko does not import torch; this module does.
+"""
+from typing import List, Optional
+
+import torch
+
+from . import Dtype, Handle, _check, library
+from . import conv as _gconv
+from . import gemm as _ggemm
+from . import sparse as _gsparse
+
+if not hasattr(torch.library, "custom_op"):
+    raise ImportError("gko.torch needs torch >= 2.4 (torch.library.custom_op); this is torch %s"
+                      % torch.__version__)
+
+__all__ = ["linear", "gelu", "conv2d", "spmm", "Linear", "Conv2d", "GELU", "clear_cache"]
+
+Tensor = torch.Tensor
+
+# ---------------------------------------------------------------------------
+# handles, plans, workspaces
+# ---------------------------------------------------------------------------
+
+_HANDLES = {}       # device index -> Handle (its plans live in it)
+_WS = {}            # (device, stream) -> the largest workspace so far
+_WS_RETIRED = []    # replaced workspaces: a captured graph may still use them
+_PLANS_MAX = 1024   # plans per handle and kind (Handle._cached_plan closes the oldest)
+
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+if _raw_stream is None:
+    def _raw_stream(index):
+        return torch.cuda.current_stream(index).cuda_stream
+
+
+def _handle(dev):
+    h = _HANDLES.get(dev)
+    if h is None:
+        with torch.cuda.device(dev):
+            h = _HANDLES[dev] = Handle()
+    return h
+
+
+def clear_cache():
+    """Closes every plan and handle gko.torch made (the next call makes new
+    ones) and drops its workspaces."""
+    hs = list(_HANDLES.values())
+    _HANDLES.clear()
+    for h in hs:
+        h.close()
+    _WS.clear()
+    del _WS_RETIRED[:]
+
+
+def _workspace(dev, stream, plan):
+    """A workspace tensor of at least the plan's size for (dev, stream), or
+    None when the plan needs none."""
+    need = plan._need
+    if need is None:
+        need = plan._need = plan.workspace_size
+    if need == 0:
+        return None
+    key = (dev, stream)
+    ws = _WS.get(key)
+    if ws is None or ws.numel() < need:
+        if ws is not None:
+            _WS_RETIRED.append(ws)
+        ws = torch.empty(need, dtype=torch.uint8, device=torch.device("cuda", dev))
+        _WS[key] = ws
+    return ws
+
+
+def _align(*ts):
+    """The alignment (bytes, at most 256) every given tensor's pointer has."""
+    a = 256
+    for t in ts:
+        if t is not None:
+            p = t.data_ptr()
+            if p:
+                a = min(a, p & -p)
+    return a
+
+
+_ACT = {"none": 0, "relu": 1, "gelu": 2, "gelu_erf": 2, "gelu_tanh": 3}
+
+
+def _act_name(activation):
+    a = "none" if activation is None else str(activation)
+    if a not in _ACT:
+        raise ValueError("activation must be None or one of %s, not %r"
+                         % (sorted(k for k in _ACT if k != "none"), activation))
+    return a
+
+
+def _on_device(dev, fn, *args):
+    """fn(*args) with dev as the current CUDA device."""
+    if torch.cuda.current_device() == dev:
+        return fn(*args)
+    with torch.cuda.device(dev):
+        return fn(*args)
+
+
+def _act_backward(activation, grad, y, pre):
+    """d loss / d (pre-activation) from d loss / d y; pre() recomputes the
+    pre-activation (GELU needs it)."""
+    if activation == "none":
+        return grad
+    if activation == "relu":
+        return torch.ops.aten.threshold_backward(grad, y, 0)
+    return torch.ops.aten.gelu_backward(grad, pre(),
+                                        approximate="tanh" if activation == "gelu_tanh"
+                                        else "none")
+
+
+# ---------------------------------------------------------------------------
+# linear: act(x @ weight.T + bias)
+# ---------------------------------------------------------------------------
+
+def _linear_cuda(x, weight, bias, activation, backend):
+    k, n = x.shape[-1], weight.shape[0]
+    if weight.dim() != 2 or weight.shape[1] != k:
+        raise ValueError("weight must be [out_features, %d] for x [..., %d], not %s"
+                         % (k, k, list(weight.shape)))
+    if weight.dtype != x.dtype or (bias is not None and bias.dtype != x.dtype):
+        raise ValueError("x, weight and bias must have one dtype (got %s, %s, %s)"
+                         % (x.dtype, weight.dtype, None if bias is None else bias.dtype))
+    m = 1
+    for d in x.shape[:-1]:
+        m *= d
+    x2 = x.reshape(m, k)
+    if not x2.is_contiguous():
+        x2 = x2.contiguous()
+    w = weight if weight.is_contiguous() else weight.contiguous()
+    b = bias if bias is None or bias.is_contiguous() else bias.contiguous()
+    y = torch.empty((*x.shape[:-1], n), dtype=x.dtype, device=x.device)
+    if m == 0 or n == 0:
+        return y
+    y2 = y.view(m, n)
+    dev = x.get_device()
+    ep = _ACT[activation] * 2 + (1 if b is not None else 0)
+    al = _align(x2, w, y2, b)
+    h = _handle(dev)
+    key = ("torch.linear", x.dtype, m, n, k, ep, backend, al)
+    plan = h._cached_plan(key, lambda: _ggemm.Plan(h, x.dtype, x.dtype, m, n, k, transb=True,
+                                                   epilogue=ep, backend=backend, alignment=al),
+                          _PLANS_MAX)
+    st = _raw_stream(dev)
+    plan.execute(x2, w, y2, bias=b, workspace=_workspace(dev, st, plan), stream=st)
+    return y
+
+
+@torch.library.custom_op("gko::linear", mutates_args=(), device_types="cuda")
+def _linear_op(x: Tensor, weight: Tensor, bias: Optional[Tensor], activation: str,
+               backend: str) -> Tensor:
+    return _on_device(x.get_device(), _linear_cuda, x, weight, bias, activation, backend)
+
+
+@_linear_op.register_fake
+def _(x, weight, bias, activation, backend):
+    return x.new_empty((*x.shape[:-1], weight.shape[0]))
+
+
+def _linear_setup(ctx, inputs, output):
+    x, weight, bias, activation, _ = inputs
+    ctx.activation = activation
+    ctx.has_bias = bias is not None
+    ctx.save_for_backward(x, weight, bias, output)
+
+
+def _linear_backward(ctx, grad):
+    x, weight, bias, y = ctx.saved_tensors
+    g = _act_backward(ctx.activation, grad, y,
+                      lambda: torch.nn.functional.linear(x, weight, bias))
+    gx = gw = gb = None
+    if ctx.needs_input_grad[0]:
+        gx = torch.matmul(g, weight)
+    g2 = g.reshape(-1, g.shape[-1])
+    if ctx.needs_input_grad[1]:
+        gw = torch.matmul(g2.t(), x.reshape(-1, x.shape[-1]))
+    if ctx.has_bias and ctx.needs_input_grad[2]:
+        gb = g2.sum(0)
+    return gx, gw, gb, None, None
+
+
+_linear_op.register_autograd(_linear_backward, setup_context=_linear_setup)
+
+
+def linear(x, weight, bias=None, activation=None, backend="auto"):
+    """activation(x @ weight.T + bias) like torch.nn.functional.linear (+
+    activation: None, "relu", "gelu" (erf, F.gelu's default) or
+    "gelu_tanh") in one gko GEMM with a fused epilogue.  x [..., k], weight
+    [n, k], bias [n], all one dtype (f32, f16, bf16) on one CUDA device.
+    backend: "auto", "cublaslt", "wmma" or "sm90" (gko.gemm.Backend)."""
+    return torch.ops.gko.linear(x, weight, bias, _act_name(activation), _backend(backend))
+
+
+_BACKENDS = ("auto", "cublaslt", "wmma", "sm90")
+
+
+def _backend(backend):
+    b = str(backend).lower()
+    if b not in _BACKENDS:
+        raise ValueError("backend must be one of %s, not %r" % (_BACKENDS, backend))
+    return b
+
+
+class Linear(torch.nn.Linear):
+    """torch.nn.Linear (same parameters and state_dict) whose forward is
+    gko.torch.linear, with an optional fused activation and a GEMM backend."""
+
+    def __init__(self, in_features, out_features, bias=True, activation=None, backend="auto",
+                 device=None, dtype=None):
+        super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
+        self.activation = _act_name(activation)
+        self.backend = _backend(backend)
+
+    @classmethod
+    def from_torch(cls, module, activation=None, backend="auto"):
+        """A Linear sharing module's (a torch.nn.Linear) parameters."""
+        new = cls.__new__(cls)
+        torch.nn.Module.__init__(new)
+        new.in_features, new.out_features = module.in_features, module.out_features
+        new.weight = module.weight
+        new.bias = module.bias
+        new.activation = _act_name(activation)
+        new.backend = _backend(backend)
+        return new
+
+    def forward(self, x):
+        return linear(x, self.weight, self.bias, self.activation, self.backend)
+
+    def extra_repr(self):
+        return "%s, activation=%s, backend=%s" % (super().extra_repr(), self.activation,
+                                                  self.backend)
+
+
+# ---------------------------------------------------------------------------
+# gelu
+# ---------------------------------------------------------------------------
+
+_GELU_DT = {torch.float32: Dtype.F32, torch.float16: Dtype.F16, torch.bfloat16: Dtype.BF16}
+_APPROX = {"none": 0, "erf": 0, "tanh": 1}
+
+
+def _dense_view(x):
+    """(x, or a contiguous view of x's memory, format) for the layouts the
+    elementwise ops keep: contiguous, channels_last (4-D); anything else is
+    copied to contiguous."""
+    if x.is_contiguous():
+        return x, "contiguous"
+    if x.dim() == 4 and x.is_contiguous(memory_format=torch.channels_last):
+        return x, "channels_last"
+    return x.contiguous(), "contiguous"
+
+
+def _gelu_out(x, fmt):
+    if fmt == "channels_last":
+        return torch.empty(x.shape, dtype=x.dtype, device=x.device,
+                           memory_format=torch.channels_last)
+    return torch.empty(x.shape, dtype=x.dtype, device=x.device)
+
+
+def _gelu_cuda(x, approximate):
+    if x.dtype not in _GELU_DT:
+        raise TypeError("gko.torch.gelu: unsupported dtype %s" % x.dtype)
+    xd, fmt = _dense_view(x)
+    y = _gelu_out(xd, fmt)
+    n = xd.numel()
+    if n == 0:
+        return y
+    dev = x.get_device()
+    # one flat pass over the memory: the same elementwise map in any dense layout
+    _check(library().gko_gelu_forward(_handle(dev).value, _APPROX[approximate], _GELU_DT[x.dtype],
+                                      n, xd.data_ptr(), y.data_ptr(), _raw_stream(dev)),
+           "gko_gelu_forward")
+    return y
+
+
+@torch.library.custom_op("gko::gelu", mutates_args=(), device_types="cuda")
+def _gelu_op(x: Tensor, approximate: str) -> Tensor:
+    return _on_device(x.get_device(), _gelu_cuda, x, approximate)
+
+
+@_gelu_op.register_fake
+def _(x, approximate):
+    if x.is_contiguous():
+        return _gelu_out(x, "contiguous")
+    if x.dim() == 4 and x.is_contiguous(memory_format=torch.channels_last):
+        return _gelu_out(x, "channels_last")
+    return _gelu_out(x, "contiguous")
+
+
+def _gelu_setup(ctx, inputs, output):
+    x, approximate = inputs
+    ctx.approximate = "tanh" if approximate == "tanh" else "none"
+    ctx.save_for_backward(x)
+
+
+def _gelu_backward(ctx, grad):
+    (x,) = ctx.saved_tensors
+    return torch.ops.aten.gelu_backward(grad, x, approximate=ctx.approximate), None
+
+
+_gelu_op.register_autograd(_gelu_backward, setup_context=_gelu_setup)
+
+
+def gelu(x, approximate="none"):
+    """torch.nn.functional.gelu through gko (f32, f16, bf16; approximate
+    "none" (erf) or "tanh").  The result keeps a contiguous or channels_last
+    x's memory format; other strides give a contiguous result."""
+    if approximate not in _APPROX:
+        raise ValueError("approximate must be 'none' or 'tanh', not %r" % (approximate,))
+    return torch.ops.gko.gelu(x, "none" if approximate == "erf" else approximate)
+
+
+class GELU(torch.nn.Module):
+    """torch.nn.GELU through gko."""
+
+    def __init__(self, approximate="none"):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, x):
+        return gelu(x, self.approximate)
+
+    def extra_repr(self):
+        return "approximate=%r" % self.approximate
+
+
+# ---------------------------------------------------------------------------
+# conv2d
+# ---------------------------------------------------------------------------
+
+def _conv_shape(x, weight, stride, padding, dilation):
+    n, _, h, w = x.shape
+    k, _, r, s = weight.shape
+    oh = (h + 2 * padding[0] - dilation[0] * (r - 1) - 1) // stride[0] + 1
+    ow = (w + 2 * padding[1] - dilation[1] * (s - 1) - 1) // stride[1] + 1
+    return n, k, oh, ow
+
+
+def _conv_format(x):
+    """The memory format conv2d computes in (and returns): x's when it is
+    contiguous (NCHW) or channels_last (NHWC), else contiguous (x copied)."""
+    if x.is_contiguous():
+        return torch.contiguous_format
+    if x.is_contiguous(memory_format=torch.channels_last):
+        return torch.channels_last
+    return torch.contiguous_format
+
+
+def _conv_cuda(x, weight, bias, stride, padding, dilation, groups, activation):
+    if x.dim() != 4 or weight.dim() != 4:
+        raise ValueError("x and weight must be 4-D")
+    fmt = _conv_format(x)
+    nhwc = fmt == torch.channels_last
+    xc = x.contiguous(memory_format=fmt)
+    wc = weight.contiguous(memory_format=fmt)
+    b = bias if bias is None or bias.is_contiguous() else bias.contiguous()
+    n, c, hh, ww = xc.shape
+    k, cg, r, s = wc.shape
+    if cg * groups != c:
+        raise ValueError("weight has %d input channels per group; x has %d channels in %d "
+                         "groups" % (cg, c, groups))
+    shape = _conv_shape(xc, wc, stride, padding, dilation)
+    y = torch.empty(shape, dtype=x.dtype, device=x.device, memory_format=fmt)
+    dev = x.get_device()
+    ep = _ACT[activation] * 2 + (1 if b is not None else 0)
+    al = _align(xc, wc, y, b)
+    h = _handle(dev)
+    st_, pd, dl = tuple(stride), tuple(padding), tuple(dilation)
+    key = ("torch.conv2d", x.dtype, nhwc, n, c, hh, ww, k, r, s, st_, pd, dl, groups, ep, al)
+    plan = h._cached_plan(
+        key, lambda: _gconv.Plan(h, x.dtype, "nhwc" if nhwc else "nchw", n, c, hh, ww, k, r, s,
+                                 st_, pd, dl, groups=groups, epilogue=ep, alignment=al),
+        _PLANS_MAX)
+    st = _raw_stream(dev)
+    plan.execute(xc, wc, y, bias=b, workspace=_workspace(dev, st, plan), stream=st)
+    return y
+
+
+@torch.library.custom_op("gko::conv2d", mutates_args=(), device_types="cuda")
+def _conv2d_op(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: List[int],
+               padding: List[int], dilation: List[int], groups: int,
+               activation: str) -> Tensor:
+    return _on_device(x.get_device(), _conv_cuda, x, weight, bias, stride, padding, dilation,
+                      groups, activation)
+
+
+@_conv2d_op.register_fake
+def _(x, weight, bias, stride, padding, dilation, groups, activation):
+    shape = _conv_shape(x, weight, stride, padding, dilation)
+    return torch.empty(shape, dtype=x.dtype, device=x.device, memory_format=_conv_format(x))
+
+
+def _conv_setup(ctx, inputs, output):
+    x, weight, bias, stride, padding, dilation, groups, activation = inputs
+    ctx.conf = (list(stride), list(padding), list(dilation), groups)
+    ctx.activation = activation
+    ctx.has_bias = bias is not None
+    ctx.save_for_backward(x, weight, bias, output)
+
+
+def _conv_backward(ctx, grad):
+    x, weight, bias, y = ctx.saved_tensors
+    stride, padding, dilation, groups = ctx.conf
+    g = _act_backward(ctx.activation, grad, y, lambda: torch.nn.functional.conv2d(
+        x, weight, bias, stride, padding, dilation, groups))
+    need = ctx.needs_input_grad
+    gx, gw, gb = torch.ops.aten.convolution_backward(
+        g, x, weight, [weight.shape[0]] if ctx.has_bias else None, stride, padding, dilation,
+        False, [0, 0], groups, [need[0], need[1], ctx.has_bias and need[2]])
+    return gx, gw, gb if ctx.has_bias else None, None, None, None, None, None
+
+
+_conv2d_op.register_autograd(_conv_backward, setup_context=_conv_setup)
+
+
+def _pair(v, name):
+    if isinstance(v, (tuple, list)):
+        if len(v) != 2:
+            raise ValueError("%s must be an int or a pair, not %r" % (name, v))
+        return [int(v[0]), int(v[1])]
+    return [int(v), int(v)]
+
+
+def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, activation=None):
+    """torch.nn.functional.conv2d (+ activation: None, "relu", "gelu",
+    "gelu_tanh") through gko, for x [N, C, H, W] and weight [K, C/groups, R,
+    S] of one dtype; padding numbers (not "same"/"valid").  Computed (and
+    returned) in x's memory format when that is contiguous or channels_last;
+    the weight is brought to the same format."""
+    if isinstance(padding, str):
+        raise ValueError("gko.torch.conv2d takes padding as numbers, not %r" % padding)
+    return torch.ops.gko.conv2d(x, weight, bias, _pair(stride, "stride"),
+                                _pair(padding, "padding"), _pair(dilation, "dilation"),
+                                int(groups), _act_name(activation))
+
+
+class Conv2d(torch.nn.Conv2d):
+    """torch.nn.Conv2d (same parameters and state_dict; padding_mode "zeros",
+    numeric padding) whose forward is gko.torch.conv2d, with an optional
+    fused activation."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, activation=None, device=None, dtype=None):
+        if isinstance(padding, str):
+            raise ValueError("gko.torch.Conv2d takes padding as numbers, not %r" % padding)
+        super().__init__(in_channels, out_channels, kernel_size, stride=stride, padding=padding,
+                         dilation=dilation, groups=groups, bias=bias, device=device, dtype=dtype)
+        self.activation = _act_name(activation)
+
+    @classmethod
+    def from_torch(cls, module, activation=None):
+        """A Conv2d sharing module's (a torch.nn.Conv2d) parameters."""
+        if module.padding_mode != "zeros" or isinstance(module.padding, str):
+            raise ValueError("gko.torch.Conv2d: padding_mode 'zeros' with numeric padding only")
+        new = cls.__new__(cls)
+        torch.nn.Module.__init__(new)
+        for a in ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation",
+                  "transposed", "output_padding", "groups", "padding_mode",
+                  "_reversed_padding_repeated_twice"):
+            setattr(new, a, getattr(module, a))
+        new.weight = module.weight
+        new.bias = module.bias
+        new.activation = _act_name(activation)
+        return new
+
+    def forward(self, x):
+        return conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                      self.groups, self.activation)
+
+    def extra_repr(self):
+        return "%s, activation=%s" % (super().extra_repr(), self.activation)
+
+
+# ---------------------------------------------------------------------------
+# spmm: CSR @ dense
+# ---------------------------------------------------------------------------
+
+_SPMM_MAX = 64
+
+
+def _spmm_cuda(crow, col, values, m, k, b):
+    if b.dim() != 2 or b.shape[0] != k:
+        raise ValueError("b must be [%d, n], not %s" % (k, list(b.shape)))
+    bc = b if b.is_contiguous() else b.contiguous()
+    n = bc.shape[1]
+    out = torch.empty((m, n), dtype=b.dtype, device=b.device)
+    dev = b.get_device()
+    h = _handle(dev)
+    # a plan depends on row_ptr's contents: keyed by the index arrays (the
+    # cached CSR keeps them alive, so their addresses stay theirs) and their
+    # versions (bumped by in-place writes); values may change freely
+    key = ("torch.spmm", crow.data_ptr(), crow._version, col.data_ptr(), col._version,
+           values.data_ptr(), values.dtype, crow.dtype, m, k, n)
+
+    def make():
+        csr = _gsparse.CSR(crow, col, values, (m, k))
+        return _gsparse.Plan(h, csr, n, ldb=max(n, 1), ldc=max(n, 1))
+    plan = h._cached_plan(key, make, _SPMM_MAX)
+    st = _raw_stream(dev)
+    plan.execute(bc, out, workspace=_workspace(dev, st, plan), stream=st)
+    return out
+
+
+@torch.library.custom_op("gko::spmm", mutates_args=(), device_types="cuda")
+def _spmm_op(crow: Tensor, col: Tensor, values: Tensor, m: int, k: int, b: Tensor) -> Tensor:
+    return _on_device(b.get_device(), _spmm_cuda, crow, col, values, m, k, b)
+
+
+@_spmm_op.register_fake
+def _(crow, col, values, m, k, b):
+    return b.new_empty((m, b.shape[1]))
+
+
+def spmm(a, b):
+    """a @ b for a sparse CSR matrix a -- a torch.sparse_csr tensor, or a
+    tuple (crow_indices, col_indices, values, (m, k)) -- and a dense 2-D b;
+    values and b of one dtype (f32, f16, bf16), int32 or int64 indices.
+    The first call for a matrix makes its plan (a look at its rows on the
+    GPU, which waits for it); later calls only enqueue."""
+    if isinstance(a, torch.Tensor):
+        if a.layout != torch.sparse_csr:
+            raise TypeError("a must be a torch.sparse_csr tensor or (crow, col, values, shape), "
+                            "not a %s tensor" % a.layout)
+        crow, col, values, shape = a.crow_indices(), a.col_indices(), a.values(), a.shape
+    else:
+        crow, col, values, shape = a
+    return torch.ops.gko.spmm(crow, col, values, int(shape[0]), int(shape[1]), b)
