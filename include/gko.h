@@ -45,11 +45,13 @@
  *     matrices are looked up first; a handle after the checks of the
  *     arguments that do not need it (so a bad argument is reported as
  *     such), but before the call does anything with it or returns
- *     success.  The lookup takes a shared reader lock once per object
- *     argument (tens of nanoseconds).  Two misuses stay undefined:
- *     destroying an object while another thread's call is still using it,
- *     and a stale pointer whose address gko has since returned again for
- *     a new object of the same kind (it then names the new object).
+ *     success.  A lookup costs a few nanoseconds when the calling thread
+ *     has looked the object up since the last destroy of any object, else
+ *     a shared reader lock (tens of nanoseconds).  Two misuses stay
+ *     undefined: destroying an object while another thread's call is
+ *     still using it, and a stale pointer whose address gko has since
+ *     returned again for a new object of the same kind (it then names the
+ *     new object).
  *
  * ABI: while GKO_VERSION_MAJOR is 0 the ABI may change between minor versions;
  * every change is listed in CHANGELOG.md.  Enumerations only grow, have

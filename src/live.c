@@ -3,7 +3,9 @@
  * their addresses and kinds under one reader-writer lock.  Every entry
  * point looks its object arguments up here before reading them, and a
  * destroy frees only an object found here, so a destroyed or foreign object
- * is a status, never a read of freed memory or a double free. */
+ * is a status, never a read of freed memory or a double free.  Each thread
+ * remembers its last few answers, valid until the next removal anywhere
+ * (g_gen): lookups from many threads then share no written cache line. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +20,16 @@ typedef struct {
 static pthread_rwlock_t g_mu = PTHREAD_RWLOCK_INITIALIZER;
 static gk_slot *g_tab;
 static size_t g_cap, g_used; /* g_cap a power of two, or 0 */
+static unsigned long g_gen;  /* removals so far */
+
+/* a thread's recent positive answers, tagged with g_gen when they were found */
+enum { GK_MEMO = 8 };
+typedef struct {
+  uintptr_t key;
+  int kind;
+  unsigned long gen;
+} gk_memo;
+static __thread gk_memo t_memo[GK_MEMO];
 
 static size_t gk_hash(uintptr_t k, size_t cap) {
   return (size_t)((k >> 4) * 0x9E3779B97F4A7C15ull) & (cap - 1);
@@ -65,6 +77,7 @@ int gk_live_remove(const void *p, int kind) {
   if (found) { /* backward-shift deletion keeps every probe chain whole */
     g_tab[i].key = 0;
     g_used--;
+    __atomic_add_fetch(&g_gen, 1, __ATOMIC_RELEASE); /* before the caller frees p */
     for (size_t j = (i + 1) & (g_cap - 1); g_tab[j].key; j = (j + 1) & (g_cap - 1)) {
       const size_t home = gk_hash(g_tab[j].key, g_cap);
       /* move j into the hole at i when its home is not in (i, j] (cyclically) */
@@ -81,10 +94,16 @@ int gk_live_remove(const void *p, int kind) {
 
 /* the kind p is registered with, 0 when it is not */
 static int gk_live_kind(const void *p) {
+  const uintptr_t key = (uintptr_t)p;
+  const unsigned long gen = __atomic_load_n(&g_gen, __ATOMIC_ACQUIRE);
+  gk_memo *m = &t_memo[(key >> 4) & (GK_MEMO - 1)];
+  if (m->key == key && m->gen == gen) return m->kind;
   pthread_rwlock_rdlock(&g_mu);
-  const size_t i = gk_find((uintptr_t)p);
+  const size_t i = gk_find(key);
   const int kind = i < g_cap ? g_tab[i].kind : 0;
   pthread_rwlock_unlock(&g_mu);
+  /* gen was read before the lookup: a removal since makes this memo stale */
+  if (kind) m->key = key, m->kind = kind, m->gen = gen;
   return kind;
 }
 

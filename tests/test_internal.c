@@ -2,6 +2,8 @@
  * gko_diagnostics, driven with simulated inputs (old drivers, missing
  * drivers, GPUs the fatbin has no code for).  Linked against libgko.a to
  * reach the hidden functions. */
+#include <pthread.h>
+
 #include "common.h"
 #include "core.h"
 #include "diag.h"
@@ -275,4 +277,37 @@ Test(live, add_remove_many) {
   /* and the table is usable again */
   cr_assert_eq(gk_live_add(objs[3], 2), GKO_STATUS_SUCCESS);
   cr_expect_eq(gk_live_remove(objs[3], 2), 1);
+}
+
+/* gk_live_check's per-thread memo of recent answers never outlives a
+ * removal: checked (memoized), removed, checked again -- refused; the same
+ * address registered again as another kind is that kind only; and a
+ * removal on another thread is seen by this thread's next check. */
+static char g_obj[16];
+static void *remove_obj(void *arg) {
+  (void)arg;
+  return (void *)(intptr_t)gk_live_remove(g_obj, 2);
+}
+
+Test(live, check_memo_follows_removals) {
+  static char a[16];
+  cr_assert_eq(gk_live_add(a, 1), GKO_STATUS_SUCCESS);
+  for (int i = 0; i < 3; i++) cr_expect_eq(gk_live_check(a, 1, "a"), GKO_STATUS_SUCCESS);
+  cr_expect_eq(gk_live_check(a, 2, "a"), GKO_STATUS_INVALID_HANDLE, "another kind passed");
+  cr_assert_eq(gk_live_remove(a, 1), 1);
+  cr_expect_eq(gk_live_check(a, 1, "a"), GKO_STATUS_INVALID_HANDLE, "a removed object passed");
+  cr_assert_eq(gk_live_add(a, 3), GKO_STATUS_SUCCESS); /* the address reused, another kind */
+  cr_expect_eq(gk_live_check(a, 1, "a"), GKO_STATUS_INVALID_HANDLE);
+  cr_expect_eq(gk_live_check(a, 3, "a"), GKO_STATUS_SUCCESS);
+  cr_assert_eq(gk_live_remove(a, 3), 1);
+  cr_expect_eq(gk_live_check(NULL, 1, "a"), GKO_STATUS_INVALID_VALUE);
+  cr_assert_eq(gk_live_add(g_obj, 2), GKO_STATUS_SUCCESS);
+  cr_expect_eq(gk_live_check(g_obj, 2, "g_obj"), GKO_STATUS_SUCCESS);
+  pthread_t t;
+  void *removed = NULL;
+  cr_assert_eq(pthread_create(&t, NULL, remove_obj, NULL), 0);
+  pthread_join(t, &removed);
+  cr_assert_eq((intptr_t)removed, 1);
+  cr_expect_eq(gk_live_check(g_obj, 2, "g_obj"), GKO_STATUS_INVALID_HANDLE,
+               "another thread's removal was not seen");
 }
