@@ -53,6 +53,7 @@ typedef struct gk_conv_choice {
 
 struct gko_conv_plan_s {
   gko_handle_t handle;
+  unsigned long handle_serial;
   gk_conv_problem p;
   gk_conv_choice c;
   int64_t l, kp, ohw_ld;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "conv.h"
+#include "gemm.h"
 #include "../kernels/im2col.h"
 
 static gko_status_t gk_conv_check_ptr(const void *ptr, const char *name, int64_t align,
@@ -108,7 +109,7 @@ static gko_status_t gk_conv_run(gko_conv_plan_t plan, float alpha, const void *x
                                 void *workspace, size_t workspace_bytes, void *stream) {
   gk_clear_error();
   gko_status_t s = gk_live_check(plan, GK_LIVE_CONV_PLAN, "plan");
-  if (!s) s = gk_live_check(plan->handle, GK_LIVE_HANDLE, "the plan's handle");
+  if (!s) s = gk_live_plan_handle(plan->handle, plan->handle_serial);
   if (s) return s;
   const gk_conv_problem *p = &plan->p;
   if (plan->c.path == GKO_CONV_PATH_NONE) return GKO_STATUS_SUCCESS;
@@ -200,7 +201,7 @@ static gko_status_t gk_conv_run(gko_conv_plan_t plan, float alpha, const void *x
     }
     if (lay == GKO_CONV_LAYOUT_NCHW && plan->c.by_group) {
       for (int64_t i = 0; i < cnt; i++) {
-        s = gko_gemm_execute(gp, alpha, a + i * a_img * es, wsrc, beta,
+        s = gk_gemm_execute(gp, alpha, a + i * a_img * es, wsrc, beta,
                              zc ? zc + i * p->k * ohw * es : NULL, yc + i * p->k * ohw * es,
                              bias, gws, gws_bytes, stream);
         if (s) {
@@ -211,7 +212,7 @@ static gko_status_t gk_conv_run(gko_conv_plan_t plan, float alpha, const void *x
     } else {
       for (int64_t g = 0; g < G; g++) {
         const int64_t d_off = lay == GKO_CONV_LAYOUT_NHWC ? g * p->kg : g * p->kg * ohw;
-        s = gko_gemm_execute(gp, alpha, a + g * a_grp * es, wsrc + g * w_grp * es, beta,
+        s = gk_gemm_execute(gp, alpha, a + g * a_grp * es, wsrc + g * w_grp * es, beta,
                              zc ? zc + d_off * es : NULL, yd + d_off * es,
                              bias ? (const char *)bias + g * p->kg * es : NULL, gws, gws_bytes,
                              stream);

@@ -111,7 +111,7 @@ static gko_status_t gk_conv_gemm_plan(gko_conv_plan_t cp, const gk_conv_gemm *g,
              {GKO_GEMM_ATTR_INVARIANT, invariant}};
   for (size_t i = 0; i < sizeof set / sizeof set[0] && !s; i++)
     s = gko_gemm_desc_set(d, set[i].a, set[i].v);
-  if (!s) s = gko_gemm_plan_create(cp->handle, d, out);
+  if (!s) s = gk_gemm_plan_create_inner(cp->handle, d, out);
   if (s) {
     s = gk_conv_gemm_fail(s, what); /* before the destroy below resets the detail */
     char keep[512];
@@ -219,30 +219,27 @@ static gko_status_t gk_conv_make_gemms(gko_conv_plan_t cp, int64_t budget, int64
   gko_status_t s = gk_conv_gemm_plan(cp, &g0, al0, budget, invariant, &cp->gemm[0], "plan");
   if (s) return s;
   size_t w0 = 0, w1 = 0;
-  gko_gemm_workspace_size(cp->gemm[0], &w0);
+  w0 = cp->gemm[0]->ws_bytes;
   if (cp->c.last != cp->c.chunk) {
     gk_conv_gemm g1 = gk_conv_gemm_shape(cp, cp->c.last, &al1);
     if (memcmp(&g0, &g1, sizeof g0) != 0 || al0 != al1) {
       s = gk_conv_gemm_plan(cp, &g1, al1, budget, invariant, &cp->gemm[1],
                             "plan (last chunk)");
       if (s) return s;
-      gko_gemm_workspace_size(cp->gemm[1], &w1);
+      w1 = cp->gemm[1]->ws_bytes;
     }
   }
   cp->gemm_ws = w0 > w1 ? w0 : w1;
   return GKO_STATUS_SUCCESS;
 }
 
-/* Frees a plan, also a half-built one on a failure path, keeping the
- * thread's detail (gko_gemm_plan_destroy, a public entry point, resets it). */
+/* Frees a plan, also a half-built one on a failure path (the thread's
+ * detail is kept). */
 static void gk_conv_plan_free(gko_conv_plan_t plan) {
   if (!plan) return;
-  char keep[512];
-  snprintf(keep, sizeof keep, "%s", gko_last_error_detail());
-  gko_gemm_plan_destroy(plan->gemm[0]);
-  gko_gemm_plan_destroy(plan->gemm[1]);
+  gk_gemm_plan_free(plan->gemm[0]);
+  gk_gemm_plan_free(plan->gemm[1]);
   free(plan);
-  if (keep[0]) gk_fail(GKO_STATUS_SUCCESS, "%s", keep);
 }
 
 /* ---- the decisions ------------------------------------------------------------- */
@@ -539,8 +536,8 @@ static void gk_conv_explain(gko_conv_plan_t cp) {
   GK_WHY(cp, "workspace %zu bytes (whole batch in one pass: %zu, minimum: %zu); GEMM plan: ",
          cp->ws_bytes, cp->ws_full, cp->ws_min);
   char g[1200];
-  if (gko_gemm_plan_describe(cp->gemm[0], g, sizeof g, NULL) == GKO_STATUS_SUCCESS)
-    GK_WHY(cp, "%s", g);
+  gk_gemm_plan_text(cp->gemm[0], g, sizeof g);
+  GK_WHY(cp, "%s", g);
 }
 
 /* ---- entry points --------------------------------------------------------------- */
@@ -555,6 +552,7 @@ GKO_API gko_status_t gko_conv_plan_create(gko_handle_t handle, gko_conv_desc_t d
   struct gko_conv_plan_s *cp = calloc(1, sizeof *cp);
   if (!cp) return gk_fail(GKO_STATUS_ALLOC_FAILED, "host allocation of the plan failed");
   cp->handle = handle;
+  cp->handle_serial = handle->serial;
   cp->p = p;
   const int direct = p.r == 1 && p.s == 1 && p.sh == 1 && p.sw == 1 && p.ph == 0 &&
                      p.pw == 0 && p.ph_end == 0 && p.pw_end == 0;

@@ -36,6 +36,7 @@ void gk_clear_error(void);
 /* ---- the handle and the entry-point checks (src/handle.c) --------------- */
 
 struct gko_handle_s {
+  unsigned long serial;   /* distinct for every handle ever made (plans keep it) */
   int device;
   int cc;                 /* 10*major + minor */
   int sm_count;
@@ -114,6 +115,10 @@ gko_status_t gk_live_destroy(void *p, int kind, const char *name, void (*release
  * of that kind; reads nothing through p.  Leaves the detail alone on
  * success. */
 gko_status_t gk_live_check(const void *p, int kind, const char *name);
+/* An execute's check of its plan's handle h: live, and the handle the plan
+ * was made with (serial), not a newer one at a reused address;
+ * INVALID_HANDLE ("the plan's handle ...") otherwise. */
+gko_status_t gk_live_plan_handle(gko_handle_t h, unsigned long serial);
 
 /* A describe entry point: clears the detail, gk_live_check(obj, ...), then
  * gk_text_out(text, ...); text may point into obj (it is read only after

@@ -112,6 +112,7 @@ const gk_gemm_backend *gk_gemm_backend_of(int64_t id);
 
 struct gko_gemm_plan_s {
   gko_handle_t handle;
+  unsigned long handle_serial; /* handle->serial when planned */
   gk_gemm_problem p;
   const gk_gemm_backend *backend;
   void *state;                 /* the backend's */
@@ -149,6 +150,13 @@ int gk_gemm_auto_order(gko_handle_t h, const gk_gemm_problem *p,
 gko_status_t gk_gemm_plan_build(gko_handle_t h, const gk_gemm_problem *p,
                                 gko_gemm_plan_t *out);
 void gk_gemm_plan_free(gko_gemm_plan_t plan);
+/* gko_gemm_plan_create for a plan inside another object (conv): not a live
+ * object of the caller's, so only gk_gemm_execute and gk_gemm_plan_free
+ * take it. */
+gko_status_t gk_gemm_plan_create_inner(gko_handle_t handle, gko_gemm_desc_t desc,
+                                       gko_gemm_plan_t *plan);
+/* "<backend name>: <why>" (gko_gemm_plan_describe's text) into buf[bytes]. */
+void gk_gemm_plan_text(gko_gemm_plan_t plan, char *buf, size_t bytes);
 
 /* gemm_execute.c: gko_gemm_execute without clearing the detail. */
 gko_status_t gk_gemm_execute(gko_gemm_plan_t plan, float alpha, const void *a, const void *b,

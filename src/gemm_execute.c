@@ -213,7 +213,7 @@ GKO_API gko_status_t gko_gemm_execute(gko_gemm_plan_t plan, float alpha, const v
                                       size_t workspace_bytes, gko_stream_t stream) {
   gk_clear_error();
   gko_status_t s = gk_live_check(plan, GK_LIVE_GEMM_PLAN, "plan");
-  if (!s) s = gk_live_check(plan->handle, GK_LIVE_HANDLE, "the plan's handle");
+  if (!s) s = gk_live_plan_handle(plan->handle, plan->handle_serial);
   if (s) return s;
   return gk_gemm_execute(plan, alpha, a, b, beta, c, d, bias, workspace, workspace_bytes,
                          stream);
@@ -227,7 +227,7 @@ GKO_API gko_status_t gko_gemm_execute_scaled(gko_gemm_plan_t plan, float alpha, 
                                              size_t workspace_bytes, gko_stream_t stream) {
   gk_clear_error();
   gko_status_t s = gk_live_check(plan, GK_LIVE_GEMM_PLAN, "plan");
-  if (!s) s = gk_live_check(plan->handle, GK_LIVE_HANDLE, "the plan's handle");
+  if (!s) s = gk_live_plan_handle(plan->handle, plan->handle_serial);
   if (s) return s;
   const gk_gemm_scales sc = {scale_a, scale_b, scale_d, amax_d};
   return gk_gemm_execute_scaled(plan, alpha, a, b, beta, c, d, bias, &sc, workspace,

@@ -76,6 +76,7 @@ static gko_status_t gk_plan_one(gko_handle_t h, const gk_gemm_problem *p,
     return gk_fail(GKO_STATUS_NOT_SUPPORTED, "%s", why);
   }
   plan->handle = h;
+  plan->handle_serial = h->serial;
   plan->p = *p;
   plan->variant = variant;
   gko_status_t s = be->plan(plan);
@@ -96,6 +97,7 @@ static gko_status_t gk_plan_empty(gko_handle_t h, const gk_gemm_problem *p,
   struct gko_gemm_plan_s *plan = calloc(1, sizeof *plan);
   if (!plan) return gk_fail(GKO_STATUS_ALLOC_FAILED, "host allocation of the plan failed");
   plan->handle = h;
+  plan->handle_serial = h->serial;
   plan->p = *p;
   plan->backend = be;
   if (p->m == 0 || p->n == 0 || p->batch == 0)
@@ -355,8 +357,10 @@ gko_status_t gk_gemm_plan_build(gko_handle_t h, const gk_gemm_problem *p,
 
 /* ---- the plan's entry points ------------------------------------------------------ */
 
-GKO_API gko_status_t gko_gemm_plan_create(gko_handle_t handle, gko_gemm_desc_t desc,
-                                          gko_gemm_plan_t *plan) {
+/* listed: registered as a live object (a caller's plan), or not (a plan
+ * inside another of gko's objects, which only gko uses and frees) */
+static gko_status_t gk_plan_create(gko_handle_t handle, gko_gemm_desc_t desc,
+                                   gko_gemm_plan_t *plan, int listed) {
   gk_gemm_problem p;
   gko_status_t s;
   if ((s = gk_entry_check(handle, desc, GK_LIVE_GEMM_DESC, "desc", plan, "plan")) ||
@@ -366,12 +370,27 @@ GKO_API gko_status_t gko_gemm_plan_create(gko_handle_t handle, gko_gemm_desc_t d
   if ((s = gk_check_call(handle, NULL, 0, NULL, NULL))) return s;
   gko_gemm_plan_t out = NULL;
   s = gk_gemm_plan_build(handle, &p, &out);
-  if (s == GKO_STATUS_SUCCESS && (s = gk_live_add(out, GK_LIVE_GEMM_PLAN))) gk_gemm_plan_free(out);
+  if (s == GKO_STATUS_SUCCESS && listed && (s = gk_live_add(out, GK_LIVE_GEMM_PLAN)))
+    gk_gemm_plan_free(out);
   if (s) return s;
   /* a backend that declined before another accepted left its reason */
   gk_clear_error();
   *plan = out;
   return GKO_STATUS_SUCCESS;
+}
+
+GKO_API gko_status_t gko_gemm_plan_create(gko_handle_t handle, gko_gemm_desc_t desc,
+                                          gko_gemm_plan_t *plan) {
+  return gk_plan_create(handle, desc, plan, 1);
+}
+
+gko_status_t gk_gemm_plan_create_inner(gko_handle_t handle, gko_gemm_desc_t desc,
+                                       gko_gemm_plan_t *plan) {
+  return gk_plan_create(handle, desc, plan, 0);
+}
+
+void gk_gemm_plan_text(gko_gemm_plan_t plan, char *buf, size_t bytes) {
+  snprintf(buf, bytes, "%s: %s", plan->backend->name, plan->why);
 }
 
 void gk_gemm_plan_free(gko_gemm_plan_t plan) {
@@ -407,6 +426,6 @@ GKO_API gko_status_t gko_gemm_plan_describe(gko_gemm_plan_t plan, char *buf, siz
   gko_status_t s = gk_live_check(plan, GK_LIVE_GEMM_PLAN, "plan");
   if (s) return s;
   char text[GK_GEMM_WHY_BYTES + 64];
-  snprintf(text, sizeof text, "%s: %s", plan->backend->name, plan->why);
+  gk_gemm_plan_text(plan, text, sizeof text);
   return gk_text_out(text, buf, bytes, required);
 }

@@ -33,6 +33,8 @@ GKO_API gko_status_t gko_create(gko_handle_t *handle) {
 
   struct gko_handle_s *h = calloc(1, sizeof *h);
   if (!h) return gk_fail(GKO_STATUS_ALLOC_FAILED, "host allocation of the handle failed");
+  static unsigned long serials;
+  h->serial = __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
   h->device = dev;
   h->cc = cc;
   const int *sass;

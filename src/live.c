@@ -4,8 +4,9 @@
  * point looks its object arguments up here before reading them, and a
  * destroy frees only an object found here, so a destroyed or foreign object
  * is a status, never a read of freed memory or a double free.  Each thread
- * remembers its last few answers, valid until the next removal anywhere
+ * remembers its recent answers, valid until the next removal anywhere
  * (g_gen): lookups from many threads then share no written cache line. */
+#define _GNU_SOURCE /* PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,13 +18,14 @@ typedef struct {
   int kind;
 } gk_slot;
 
-static pthread_rwlock_t g_mu = PTHREAD_RWLOCK_INITIALIZER;
+/* writers (creates, destroys) first, so that lookups cannot starve them */
+static pthread_rwlock_t g_mu = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 static gk_slot *g_tab;
 static size_t g_cap, g_used; /* g_cap a power of two, or 0 */
 static unsigned long g_gen;  /* removals so far */
 
 /* a thread's recent positive answers, tagged with g_gen when they were found */
-enum { GK_MEMO = 8 };
+enum { GK_MEMO = 64 };
 typedef struct {
   uintptr_t key;
   int kind;
@@ -96,7 +98,7 @@ int gk_live_remove(const void *p, int kind) {
 static int gk_live_kind(const void *p) {
   const uintptr_t key = (uintptr_t)p;
   const unsigned long gen = __atomic_load_n(&g_gen, __ATOMIC_ACQUIRE);
-  gk_memo *m = &t_memo[(key >> 4) & (GK_MEMO - 1)];
+  gk_memo *m = &t_memo[gk_hash(key, GK_MEMO)];
   if (m->key == key && m->gen == gen) return m->kind;
   pthread_rwlock_rdlock(&g_mu);
   const size_t i = gk_find(key);
@@ -128,6 +130,14 @@ gko_status_t gk_live_check(const void *p, int kind, const char *name) {
   if (!p) return gk_fail(GKO_STATUS_INVALID_VALUE, "%s is NULL", name);
   const int found = gk_live_kind(p);
   return found == kind ? GKO_STATUS_SUCCESS : gk_dead(p, kind, found, name, "");
+}
+
+gko_status_t gk_live_plan_handle(gko_handle_t h, unsigned long serial) {
+  const int found = gk_live_kind(h);
+  if (found == GK_LIVE_HANDLE && h->serial == serial) return GKO_STATUS_SUCCESS;
+  return gk_fail(GKO_STATUS_INVALID_HANDLE,
+                 "the plan's handle %p was destroyed (the plan must not outlive it): only "
+                 "destroying the plan is allowed now", (const void *)h);
 }
 
 gko_status_t gk_live_destroy(void *p, int kind, const char *name, void (*release)(void *)) {

@@ -18,6 +18,7 @@ static const int64_t kMinPerUnit = 8;
 
 struct gko_spmm_plan_s {
   gko_handle_t handle;
+  unsigned long handle_serial;
   int device;           /* the handle's (destroy reads no handle) */
   struct gko_csr_s a;
   int64_t n, ldb, ldc;
@@ -370,6 +371,7 @@ GKO_API gko_status_t gko_spmm_plan_create(gko_handle_t handle, gko_csr_t csr, in
   struct gko_spmm_plan_s *p = calloc(1, sizeof *p);
   if (!p) return gk_fail(GKO_STATUS_ALLOC_FAILED, "host allocation of the SpMM plan failed");
   p->handle = handle;
+  p->handle_serial = handle->serial;
   p->device = handle->device;
   p->a = *csr;
   p->n = n;
@@ -451,7 +453,7 @@ GKO_API gko_status_t gko_spmm_execute(gko_spmm_plan_t plan, float alpha, const v
                                       size_t workspace_bytes, gko_stream_t stream) {
   gk_clear_error();
   gko_status_t s = gk_live_check(plan, GK_LIVE_SPMM_PLAN, "plan");
-  if (!s) s = gk_live_check(plan->handle, GK_LIVE_HANDLE, "the plan's handle");
+  if (!s) s = gk_live_plan_handle(plan->handle, plan->handle_serial);
   if (s) return s;
   const struct gko_spmm_plan_s *p = plan;
   if (p->kernel == GKO_SPMM_KERNEL_NONE) return GKO_STATUS_SUCCESS;

@@ -333,8 +333,12 @@ Test(misuse, destroyed_handles_and_plans_are_refused) {
   gko_gemm_plan_t np = NULL;
   T_DEAD("handle", gko_gemm_plan_create(h, gd, &np));
   cr_expect_null(np);
-  /* plans whose handle was destroyed: executes refused, destroys work */
+  /* plans whose handle was destroyed: executes refused, destroys work --
+   * also when a new handle took the old one's address (likely: same size) */
   T_OK(gko_destroy(h2));
+  gko_handle_t h3;
+  T_OK(gko_create(&h3));
+  cr_log_info("a new handle %s the destroyed one's address", h3 == h2 ? "reused" : "did not reuse");
   T_DEAD("the plan's handle", gko_gemm_execute(gp2, 1.0f, x, x, 0.0f, NULL, y, NULL, NULL, 0, NULL));
   T_DEAD("the plan's handle", gko_conv_execute(cp, x, x, NULL, y, NULL, 0, NULL));
   T_DEAD("the plan's handle", gko_spmm_execute(sp, 1.0f, x, 0.0f, y, NULL, 0, NULL));
@@ -343,6 +347,23 @@ Test(misuse, destroyed_handles_and_plans_are_refused) {
   T_OK(gko_conv_plan_destroy(cp));
   T_OK(gko_spmm_plan_destroy(sp));
   T_DEAD("plan", gko_spmm_plan_destroy(sp));
+  /* a conv plan's inner GEMM plans are not the caller's objects: a stale
+   * GEMM plan pointer (its block likely reused by them) stays refused */
+  gko_gemm_plan_t gone;
+  T_OK(gko_gemm_plan_create(h3, gd, &gone));
+  T_OK(gko_gemm_plan_destroy(gone));
+  T_OK(gko_conv_desc_set(cd, GKO_CONV_ATTR_ALGO, GKO_CONV_ALGO_GEMM)); /* im2col + GEMM plans */
+  T_OK(gko_conv_plan_create(h3, cd, &cp));
+  T_DEAD("plan", gko_gemm_plan_destroy(gone));
+  size_t cwb = 0;
+  T_OK(gko_conv_workspace_size(cp, &cwb));
+  void *cws = NULL;
+  if (cwb) T_CUDA(cudaMalloc(&cws, cwb));
+  T_OK(gko_conv_execute(cp, x, x, NULL, y, cws, cwb, NULL));
+  T_CUDA(cudaDeviceSynchronize());
+  cudaFree(cws);
+  T_OK(gko_conv_plan_destroy(cp));
+  T_OK(gko_destroy(h3));
   T_OK(gko_gemm_desc_destroy(gd));
   T_OK(gko_conv_desc_destroy(cd));
   T_OK(gko_csr_destroy(csr));
