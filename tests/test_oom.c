@@ -492,8 +492,8 @@ static void gemm_one(oom_ctx *c, gpu_env *g, gko_handle_t h, const gemm_case *t,
   CHECK(c, t->backend == GKO_GEMM_BACKEND_AUTO || be == t->backend, "%s: backend %d", t->name,
         (int)be);
   CALL(c, GKO_STATUS_SUCCESS, gko_gemm_plan_describe(p, text, sizeof text, &need));
-  if (t->autotune) /* the timings differ from run to run: the winner only */
-    snprintf(text, sizeof text, "%s: backend %d", t->name, (int)be);
+  if (t->autotune) /* timed afresh on each run's handle: noise may pick another winner */
+    snprintf(text, sizeof text, "%s: autotuned", t->name);
   account(c, g, slot, text, __LINE__);
   CHECK(c, ws <= WS_BYTES, "%s: workspace %zu bytes", t->name, ws);
   const char *a = (const char *)g->in[0] + (t->misalign ? 2 : 0);
