@@ -17,6 +17,7 @@ library's detail message.
 import ctypes
 import enum
 import os
+import threading
 
 __all__ = [
     "GkoError", "Status", "Dtype", "ScaleMode", "GeluApprox", "Query", "CodePath", "Handle",
@@ -253,7 +254,17 @@ class _Owned:
 class _Plan(_Owned):
     """What the GEMM, SpMM and conv plans share: the workspace query, the
     description, and a workspace kept for execute calls without one.  A
-    subclass names its C functions in _WORKSPACE_SIZE and _DESCRIBE."""
+    subclass names its C functions in _WORKSPACE_SIZE and _DESCRIBE.
+
+    Threads: execute() calls without workspace= use the plan-held
+    workspace, made once (under a per-plan lock) on the first such call and
+    kept until close().  The C API requires each concurrently running call
+    to have its own workspace; calls on one stream run in order, so calls
+    on the stream of that first call share the plan-held workspace, and a
+    call on another stream gets a workspace of its own (one per (plan,
+    stream), kept until close()).  Calls from several threads on one stream
+    are ordered by the stream, so they may share it too.  Pass workspace=
+    to manage workspaces yourself (each concurrent call its own)."""
 
     _WORKSPACE_SIZE = _DESCRIBE = None
 
@@ -273,27 +284,73 @@ class _Plan(_Owned):
         return buf.value.decode("utf-8", "replace")
 
     # execute()'s fast path (see gko.gemm.Plan.execute): the metadata of the
-    # last torch operands that passed the checks, the plan's own workspace as
-    # (pointer, bytes), its size, and torch's current-stream query
+    # last torch operands that passed the checks, the plan-held workspace as
+    # (stream, pointer, bytes) for the stream it was first used on, its size,
+    # and torch's current-stream query
     _seen = _wsp = _need = _rs = None
-    _ws = None
+    # the plan-held workspace: (tensor, pointer, bytes, stream), set once
+    # under the plan's lock and never replaced (the pointer's owner stays
+    # alive with the plan); _ws_streams: {stream: (tensor, pointer, bytes)}
+    # for calls on other streams
+    _ws = _ws_streams = None
 
-    def _workspace(self, like):
-        """The plan's own workspace (grown on demand) on like's device, as
-        (pointer, bytes); its size is asked of the library once."""
-        need = self._need
-        if need is None:
-            need = self._need = self.workspace_size
-        if need == 0:
-            return None, 0
-        if self._ws is None or self._ws.numel() < need:
-            import torch
-            self._ws = torch.empty(need, dtype=torch.uint8, device=like.device)
-        return self._ws.data_ptr(), need
+    def _workspace(self, like, stream):
+        """The plan-held workspace for a call on stream, as (pointer, bytes):
+        the one made on the first call (on like's device) when stream is the
+        stream of that call, else one per (plan, stream).  Its size is asked
+        of the library once.  Made under the plan's lock, so threads making
+        their first calls at once get one workspace, whose tensor stays
+        alive as long as the plan: a pointer handed out is never freed
+        before close()."""
+        wsp = self._wsp
+        if wsp is not None and (wsp[0] == stream or not wsp[2]):
+            return wsp[1], wsp[2]
+        with _lock_of(self, "_ws_lock"):
+            need = self._need
+            if need is None:
+                need = self._need = self.workspace_size
+            if need == 0:
+                if self._wsp is None:
+                    self._wsp = (stream, None, 0)
+                return None, 0
+            ws = self._ws
+            if ws is None:
+                import torch
+                t = torch.empty(need, dtype=torch.uint8, device=like.device)
+                ws = self._ws = (t, t.data_ptr(), need, stream)
+                self._wsp = (stream, ws[1], need)
+                return ws[1], need
+            if ws[3] == stream:
+                return ws[1], ws[2]
+            per = self._ws_streams
+            if per is None:
+                per = self._ws_streams = {}
+            got = per.get(stream)
+            if got is None:
+                import torch
+                t = torch.empty(need, dtype=torch.uint8, device=like.device)
+                got = per[stream] = (t, t.data_ptr(), need)
+            return got[1], got[2]
 
     def _forget(self):
-        self._ws = None
+        self._ws = self._ws_streams = None
         self._seen = self._wsp = self._need = None
+
+
+_LOCKS = threading.Lock()
+
+
+def _lock_of(obj, name):
+    """obj's lock kept in attribute name, made on first use (once, even when
+    threads ask at the same time)."""
+    lock = obj.__dict__.get(name)
+    if lock is None:
+        with _LOCKS:
+            lock = obj.__dict__.get(name)
+            if lock is None:
+                lock = threading.Lock()
+                setattr(obj, name, lock)
+    return lock
 
 
 _WORKSPACES = {}
@@ -341,25 +398,45 @@ class Handle(_Owned):
         _check(library().gko_create(ctypes.byref(h)), "gko_create")
         self._h = h
         self._plans = {}
+        self._retired = []  # plans out of the cache, kept until close()
+        self._lock = threading.Lock()
 
     def _cached_plan(self, key, make, limit):
         """The plan cached under key for this handle, made by make() on the
-        first call (the oldest is closed past limit entries).  The cache
-        lives with the handle: close() closes its plans before the handle,
-        as the C API requires, and a closed handle raises."""
+        first call.  Past limit entries the oldest leaves the cache but is
+        not closed: a CUDA graph captured with it, or another thread that
+        has just fetched it, may still use it.  It is kept (retired) until
+        the handle closes.  The cache lives with the handle: close() closes
+        its plans (cached and retired) before the handle, as the C API
+        requires, and a closed handle raises.  Thread-safe (one lock per
+        handle; a plan is made under it)."""
         self.value  # raises on a closed handle
         p = self._plans.get(key)
-        if p is None:
-            if len(self._plans) >= limit:
-                self._plans.pop(next(iter(self._plans))).close()
-            p = make()
-            self._plans[key] = p
-        return p
+        if p is not None:
+            return p
+        with _lock_of(self, "_lock"):
+            self.value
+            p = self._plans.get(key)
+            if p is None:
+                p = make()
+                if len(self._plans) >= limit:
+                    self._retire(self._plans.pop(next(iter(self._plans))))
+                self._plans[key] = p
+            return p
+
+    def _retire(self, p):
+        retired = self.__dict__.get("_retired")
+        if retired is None:
+            retired = self._retired = []
+        retired.append(p)
 
     def _drop_plan(self, key):
-        p = self._plans.pop(key, None)
-        if p is not None:
-            p.close()
+        """Takes key's plan out of the cache (kept until the handle closes,
+        like an evicted one)."""
+        with _lock_of(self, "_lock"):
+            p = self._plans.pop(key, None)
+            if p is not None:
+                self._retire(p)
 
     @property
     def value(self):
@@ -374,8 +451,10 @@ class Handle(_Owned):
         return d.value
 
     def _release(self, h):
-        plans, self._plans = getattr(self, "_plans", {}), {}
-        for p in plans.values():  # plans first: they hold the handle
+        with _lock_of(self, "_lock"):
+            plans, self._plans = getattr(self, "_plans", {}), {}
+            retired, self._retired = self.__dict__.get("_retired") or [], []
+        for p in list(plans.values()) + retired:  # plans first: they hold the handle
             try:
                 p.close()
             except Exception:

@@ -287,19 +287,20 @@ class Plan(_Plan):
             meta = None
         if meta is None or meta != self._seen:
             return self._execute_checked(meta, x, w, y, bias, z, alpha, beta, workspace, stream)
-        if workspace is None:
-            wsp = self._wsp
-            if wsp is None:
-                wsp = self._wsp = self._workspace(y)
-            ws, nws = wsp
-        else:
-            ws, nws = _workspace_arg(workspace)
         if stream is None:
             st = self._rs(meta[11])
         elif stream.__class__ is int:
             st = stream
         else:
             st = _stream_of(y, stream)
+        if workspace is None:
+            wsp = self._wsp
+            if wsp is not None and (wsp[0] == st or not wsp[2]):
+                ws, nws = wsp[1], wsp[2]
+            else:
+                ws, nws = self._workspace(y, st)
+        else:
+            ws, nws = _workspace_arg(workspace)
         pbias = None if bias is None else bias.data_ptr()
         if beta is None:
             beta = 0.0 if z is None else 1.0
@@ -328,19 +329,20 @@ class Plan(_Plan):
             if bias is not None:
                 _check_vector("bias", bias, self.shape[1], self.dtype)
         ptr = lambda t: None if t is None else as_device_array(t).ptr  # noqa: E731
+        st = _stream_of(y, stream)
         if workspace is None:
-            ws, nws = self._wsp = self._workspace(y)
+            ws, nws = self._workspace(y, st)
         else:
             ws, nws = _workspace_arg(workspace)
         if beta is None:
             beta = 0.0 if z is None else 1.0
         if z is None and beta == 0.0 and alpha == 1.0:
-            _check(self._fn(self._p, ptr(x), ptr(w), ptr(bias), ptr(y), ws, nws,
-                            _stream_of(y, stream)), "gko_conv_execute")
+            _check(self._fn(self._p, ptr(x), ptr(w), ptr(bias), ptr(y), ws, nws, st),
+                   "gko_conv_execute")
         else:
             _check(self._fn_residual(
                 self._p, float(alpha), ptr(x), ptr(w), ptr(bias), float(beta), ptr(z), ptr(y),
-                ws, nws, _stream_of(y, stream)), "gko_conv_execute_residual")
+                ws, nws, st), "gko_conv_execute_residual")
         if meta is not None and _is_torch(x, w, y, z, bias):
             self._rs = _torch_raw_stream()
             self._seen = meta

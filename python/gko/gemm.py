@@ -13,7 +13,7 @@ C).  Work goes to the tensor's current torch stream unless ``stream=`` says
 otherwise.  ``gemm``/``linear`` keep their plans in a small cache keyed by
 everything the plan depends on (shapes, leading dimensions, strides, dtypes,
 flags and the pointers' alignment), and a workspace per (device, stream)
-grown on demand; a Plan you hold allocates its workspace once.
+grown on demand; a Plan you hold allocates its workspace once (per stream).
 """
 import ctypes
 import enum
@@ -225,9 +225,11 @@ class _Operand:
     """What a plan reads or writes through one pointer: a stored rows x cols
     matrix (leading dimension ld, `batch` matrices `bstride` elements apart)
     of one dtype.  forms: the (size, stride) pairs, outer to inner and size-1
-    dimensions left out, of the arrays that address exactly those elements."""
+    dimensions left out, of the arrays that address exactly those elements;
+    span: the elements from the first addressed to the last."""
 
-    __slots__ = ("name", "dtype", "rows", "cols", "ld", "batch", "bstride", "layout", "forms")
+    __slots__ = ("name", "dtype", "rows", "cols", "ld", "batch", "bstride", "layout", "forms",
+                 "span")
 
     def __init__(self, name, dtype, rows, cols, ld, batch, bstride, layout):
         self.name, self.dtype = name, Dtype(dtype)
@@ -243,6 +245,10 @@ class _Operand:
             if batch > 1 and bstride == 0:  # one matrix broadcast to every batch
                 forms.append(_sig(m))
         self.forms = forms
+        # elements from the first addressed to the last (gk_gemm_spans)
+        inner, outer = (cols, rows) if layout == Layout.ROW_MAJOR else (rows, cols)
+        self.span = 0 if rows * cols * batch == 0 else \
+            (batch - 1) * bstride + (outer - 1) * ld + inner
 
     @property
     def empty(self):
@@ -282,6 +288,16 @@ def _check_operand(op, t):
         return a.ptr
     if strides is None or _sig(zip(a.shape, strides)) in op.forms:
         return a.ptr
+    # any dense buffer whose rows are the plan's storage rows (a flat 1-D
+    # buffer, or a last dimension of ld: a stacked 2-D batch, more rows than
+    # the plan touches, rows padded to ld) that covers the plan's span, as
+    # the raw pointers of the C API take
+    if a.contiguous and (len(a.shape) <= 1 or a.shape[-1] == op.ld):
+        if a.size >= op.span:
+            return a.ptr
+        raise ValueError("%s has shape %s: %d elements, fewer than the %d the plan addresses "
+                         "through it (%s)" % (op.name, list(a.shape), a.size, op.span,
+                                              op.describe()))
     raise ValueError("%s has shape %s and strides %s; the plan takes %s%s" % (
         op.name, list(a.shape), list(strides), op.describe(),
         "; a transposed view goes through transa/transb" if op.name in ("a", "b") else ""))
@@ -372,12 +388,19 @@ class Plan(_Plan):
         """d = epilogue(alpha * op(a) op(b) + beta * c + bias).  Returns d.
 
         a, b, d (and c, and bias where the epilogue adds one) are checked
-        against the plan: dtype, and the elements they address (shape and
-        strides; TypeError for what is not a device array, ValueError saying
-        what differs).  Torch tensors whose shapes, strides, dtypes and
-        devices equal the last call's skip the checks: the fast path is a
-        tuple comparison, the data pointers, torch's raw current stream and
-        one ctypes call."""
+        against the plan: dtype, and the elements they address (TypeError
+        for what is not a device array, ValueError saying what differs).  An
+        operand is accepted when its shape and strides are the plan's matrix
+        (or batch of them), or when it is a dense buffer -- flat 1-D, or with
+        a last dimension equal to the operand's leading dimension (a stacked
+        2-D batch, more rows than the plan reads or writes, rows padded to
+        ld) -- that holds at least the plan's span for it:
+        (batch - 1) * stride + (rows - 1) * ld + cols elements.  Torch
+        tensors whose shapes, strides, dtypes and devices equal the last
+        call's skip the checks: the fast path is a tuple comparison, the
+        data pointers, torch's raw current stream and one ctypes call.
+        Without workspace=, the plan-held workspace of the call's stream
+        (see gko._Plan: one per stream, made once under a lock)."""
         try:
             meta = (a.shape, a.stride(), a.dtype, a.get_device(),
                     b.shape, b.stride(), b.dtype, b.get_device(),
@@ -389,19 +412,20 @@ class Plan(_Plan):
             meta = None
         if meta is None or meta != self._seen:
             return self._execute_checked(meta, a, b, d, c, bias, alpha, beta, workspace, stream)
-        if workspace is None:
-            wsp = self._wsp
-            if wsp is None:
-                wsp = self._wsp = self._workspace(d)
-            ws, nws = wsp
-        else:
-            ws, nws = _workspace_arg(workspace)
         if stream is None:
             st = self._rs(meta[11])
         elif stream.__class__ is int:
             st = stream
         else:
             st = _stream_of(d, stream)
+        if workspace is None:
+            wsp = self._wsp
+            if wsp is not None and (wsp[0] == st or not wsp[2]):
+                ws, nws = wsp[1], wsp[2]
+            else:
+                ws, nws = self._workspace(d, st)
+        else:
+            ws, nws = _workspace_arg(workspace)
         status = self._fn(self._p, float(alpha), a.data_ptr(), b.data_ptr(), float(beta),
                           None if c is None else c.data_ptr(), d.data_ptr(),
                           None if bias is None else bias.data_ptr(), ws, nws, st)
@@ -423,11 +447,11 @@ class Plan(_Plan):
             pbias = _check_bias(self._opbias, bias)
         else:  # not read
             pbias = as_device_array(bias).ptr
+        st = _stream_of(d, stream)
         if workspace is None:
-            ws, nws = self._wsp = self._workspace(d)
+            ws, nws = self._workspace(d, st)
         else:
             ws, nws = _workspace_arg(workspace)
-        st = _stream_of(d, stream)
         _check(self._fn(self._p, float(alpha), pa, pb, float(beta), pc, pd, pbias, ws, nws, st),
                "gko_gemm_execute")
         if meta is not None and _is_torch(a, b, d, c, bias):

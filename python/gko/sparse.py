@@ -239,19 +239,20 @@ class Plan(_Plan):
             meta = None
         if meta is None or meta != self._seen:
             return self._execute_checked(meta, B, C, alpha, beta, workspace, stream)
-        if workspace is None:
-            wsp = self._wsp
-            if wsp is None:
-                wsp = self._wsp = self._workspace(C)
-            ws, nws = wsp
-        else:
-            ws, nws = _workspace_arg(workspace)
         if stream is None:
             st = self._rs(meta[4])
         elif stream.__class__ is int:
             st = stream
         else:
             st = _stream_of(C, stream)
+        if workspace is None:
+            wsp = self._wsp
+            if wsp is not None and (wsp[0] == st or not wsp[2]):
+                ws, nws = wsp[1], wsp[2]
+            else:
+                ws, nws = self._workspace(C, st)
+        else:
+            ws, nws = _workspace_arg(workspace)
         status = self._fn(self._p, float(alpha), None if B is None else B.data_ptr(),
                           float(beta), C.data_ptr(), ws, nws, st)
         if status:
@@ -262,12 +263,13 @@ class Plan(_Plan):
         m, k = self.csr.shape
         pb = self._check_dense(B, k, "B", self.ldb) if B is not None else None
         pc = self._check_dense(C, m, "C", self.ldc)
+        st = _stream_of(C, stream)
         if workspace is None:
-            ws, nws = self._wsp = self._workspace(C)
+            ws, nws = self._workspace(C, st)
         else:
             ws, nws = _workspace_arg(workspace)
-        _check(self._fn(self._p, float(alpha), pb, float(beta), pc, ws, nws,
-                        _stream_of(C, stream)), "gko_spmm_execute")
+        _check(self._fn(self._p, float(alpha), pb, float(beta), pc, ws, nws, st),
+               "gko_spmm_execute")
         if meta is not None and _is_torch(B, C):
             self._rs = _torch_raw_stream()
             self._seen = meta

@@ -13,12 +13,16 @@ graphs (the ops only enqueue work on torch's current stream).
 
 The operators are torch.ops.gko.linear, .gelu, .conv2d and .spmm (CUDA
 tensors).  Plans are made on the first call of a shape and cached with one
-gko handle per device (clear_cache() closes them; a captured CUDA graph must
-not outlive the plans it used, so clear the cache only when no graph that ran
-these ops is replayed again); the workspace is one buffer per (device,
-stream), never freed while a graph may use it.  A plan is made outside
-capture: run each shape once before capturing (torch.compile's CUDA graphs
-warm up first anyway).
+gko handle per device; a plan evicted from a full cache is kept (retired),
+not closed, since a captured CUDA graph or another thread may still use it.
+clear_cache() closes them all: a captured CUDA graph must not outlive the
+plans it used, so clear the cache only when no graph that ran these ops is
+replayed again and no other thread is inside a gko.torch call.  The
+workspace is one buffer per (device, stream) (sizes rounded up to powers of
+two), never freed while a graph may use it.  Plans and workspaces are made
+outside capture: run each shape once on the capturing stream before
+capturing (torch.compile's CUDA graphs warm up first anyway); a capture
+that would need a new workspace raises RuntimeError.
 
 Gradients: linear, gelu and conv2d have backward formulas in torch's own
 operators (activation gradients from the saved output, or from the
@@ -26,6 +30,7 @@ pre-activation recomputed); spmm has none.
 
 Importing gko does not import torch; this module does.
 """
+import threading
 from typing import List, Optional
 
 import torch
@@ -50,7 +55,8 @@ Tensor = torch.Tensor
 _HANDLES = {}       # device index -> Handle (its plans live in it)
 _WS = {}            # (device, stream) -> the largest workspace so far
 _WS_RETIRED = []    # replaced workspaces: a captured graph may still use them
-_PLANS_MAX = 1024   # plans per handle and kind (Handle._cached_plan closes the oldest)
+_WS_LOCK = threading.Lock()  # making handles and workspaces
+_PLANS_MAX = 1024   # plans per handle and kind (Handle._cached_plan retires the oldest)
 
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 if _raw_stream is None:
@@ -61,25 +67,44 @@ if _raw_stream is None:
 def _handle(dev):
     h = _HANDLES.get(dev)
     if h is None:
-        with torch.cuda.device(dev):
-            h = _HANDLES[dev] = Handle()
+        with _WS_LOCK:
+            h = _HANDLES.get(dev)
+            if h is None:
+                with torch.cuda.device(dev):
+                    h = _HANDLES[dev] = Handle()
     return h
 
 
 def clear_cache():
     """Closes every plan and handle gko.torch made (the next call makes new
-    ones) and drops its workspaces."""
-    hs = list(_HANDLES.values())
-    _HANDLES.clear()
-    for h in hs:
-        h.close()
-    _WS.clear()
-    del _WS_RETIRED[:]
+    ones), the plans evicted from the caches included, and drops its
+    workspaces.
+
+    Plans and workspaces are never closed or freed before this call (an
+    evicted plan is retired, not closed), because a captured CUDA graph
+    keeps using the plans and workspaces it was captured with, and another
+    thread may be running a plan it has just fetched.  So call clear_cache()
+    only when no captured graph that ran gko.torch ops will be replayed
+    again, and while no other thread is inside a gko.torch call."""
+    with _WS_LOCK:
+        hs = list(_HANDLES.values())
+        _HANDLES.clear()
+        for h in hs:
+            h.close()
+        _WS.clear()
+        del _WS_RETIRED[:]
+
+
+def _round_up(need):
+    """need rounded up to a power of two: a growing shape retires few
+    workspaces (each at most half the size of the next)."""
+    return 1 << max(need - 1, 0).bit_length()
 
 
 def _workspace(dev, stream, plan):
     """A workspace tensor of at least the plan's size for (dev, stream), or
-    None when the plan needs none."""
+    None when the plan needs none.  Never allocated inside a CUDA graph
+    capture: RuntimeError there when (dev, stream) has none big enough."""
     need = plan._need
     if need is None:
         need = plan._need = plan.workspace_size
@@ -87,12 +112,23 @@ def _workspace(dev, stream, plan):
         return None
     key = (dev, stream)
     ws = _WS.get(key)
-    if ws is None or ws.numel() < need:
+    if ws is not None and ws.numel() >= need:
+        return ws
+    with _WS_LOCK:
+        ws = _WS.get(key)
+        if ws is not None and ws.numel() >= need:
+            return ws
+        if torch.cuda.is_current_stream_capturing():
+            raise RuntimeError(
+                "gko.torch: this op needs a %d-byte workspace on stream 0x%x of cuda:%d and "
+                "none that large exists yet; run the op once on this stream before capturing "
+                "(a workspace is not allocated inside a CUDA graph capture)"
+                % (need, stream, dev))
+        new = torch.empty(_round_up(need), dtype=torch.uint8, device=torch.device("cuda", dev))
         if ws is not None:
-            _WS_RETIRED.append(ws)
-        ws = torch.empty(need, dtype=torch.uint8, device=torch.device("cuda", dev))
-        _WS[key] = ws
-    return ws
+            _WS_RETIRED.append(ws)  # a captured graph may still use it
+        _WS[key] = new
+        return new
 
 
 def _align(*ts):

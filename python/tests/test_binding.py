@@ -128,8 +128,10 @@ class HostOnly(unittest.TestCase):
 
     def test_plan_cache_lives_with_the_handle(self):
         # The cache logic alone, on a Handle whose C side is stubbed: plans
-        # are cached per key, the oldest closed past the limit, all closed
-        # before gko_destroy, and a closed handle refuses to hand one out.
+        # are cached per key, the oldest retired (not closed: a captured
+        # graph or another thread may still use it) past the limit, all
+        # closed before gko_destroy, and a closed handle refuses to hand one
+        # out.
         events = []
 
         class FakePlan:
@@ -159,14 +161,16 @@ class HostOnly(unittest.TestCase):
         h._cached_plan(("k", 2), make("b"), 2)
         h._cached_plan(("k", 3), make("c"), 2)  # evicts the oldest, "a"
         self.assertEqual(made, ["a", "b", "c"])
-        self.assertEqual(events, ["close a"])
+        self.assertEqual(events, [])  # retired, still open
+        self.assertNotIn(("k", 1), h._plans)
         real = gko.library
         gko.library = lambda: FakeLib()
         try:
             h.close()
         finally:
             gko.library = real
-        self.assertEqual(events, ["close a", "close b", "close c", "destroy"])
+        self.assertEqual(sorted(events[:3]), ["close a", "close b", "close c"])
+        self.assertEqual(events[3:], ["destroy"])
         with self.assertRaisesRegex(ValueError, "closed"):
             h._cached_plan(("k", 2), make("d"), 2)
         self.assertEqual(made, ["a", "b", "c"])
@@ -267,6 +271,120 @@ class HostOnly(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "3 of them 32 elements apart"):
             bt.execute(_Cai((8, 2)), _Cai((3, 2, 4)), _Cai((8, 4)))
         self.assertEqual(len(calls), 6)
+
+    def test_gemm_operands_by_span(self):
+        # dense buffers that cover what the plan reads/writes are accepted,
+        # as the raw pointers of the C API (and the old binding) took them
+        calls = []
+        bt = _stand_in_gemm_plan(calls, 8, 4, 2, batch_count=3)  # strides 16, 8, 32
+        a3, b3, d3 = _Cai((3, 8, 2)), _Cai((3, 2, 4)), _Cai((3, 8, 4))
+        bt.execute(a3, b3, d3)
+        bt.execute(_Cai((24, 2)), _Cai((6, 4)), _Cai((24, 4)))  # stacked 2-D
+        bt.execute(_Cai((48,)), _Cai((24,)), _Cai((96,)))  # flat 1-D
+        bt.execute(_Cai((48,)), _Cai((24,)), _Cai((200,)))  # more than it writes
+        self.assertEqual(len(calls), 4)
+        with self.assertRaisesRegex(ValueError, r"d has shape \[95\]: 95 elements, fewer than "
+                                    r"the 96 the plan addresses"):
+            bt.execute(a3, b3, _Cai((95,)))
+        with self.assertRaisesRegex(ValueError, r"a has shape \[23, 2\]: 46 elements"):
+            bt.execute(_Cai((23, 2)), b3, d3)
+        one = _stand_in_gemm_plan(calls, 64, 32, 16)
+        x, w = _Cai((64, 16)), _Cai((16, 32))
+        one.execute(_Cai((1024,)), _Cai((512,)), _Cai((2048,)))  # flat
+        one.execute(x, w, _Cai((80, 32)))  # more rows than the plan writes
+        with self.assertRaisesRegex(ValueError, "b has shape"):
+            one.execute(x, _Cai((511,)), _Cai((64, 32)))
+        # rows padded to ld: a dense [rows, ld] buffer for a plan with ldd = ld
+        pad = _stand_in_gemm_plan(calls, 64, 32, 16, ldd=40, ldc=40)
+        pad.execute(x, w, _Cai((64, 40)))
+        pad.execute(x, w, _Cai((64, 40)), c=_Cai((64, 40)), beta=1.0)
+        pad.execute(x, w, _Cai((2552,)))  # 63 * 40 + 32
+        with self.assertRaisesRegex(ValueError, "fewer than the 2552"):
+            pad.execute(x, w, _Cai((2551,)))
+        with self.assertRaisesRegex(ValueError, "fewer than the 2552"):
+            pad.execute(x, w, _Cai((63, 40)))
+        # but a dense buffer of other rows, or a strided view that is not the
+        # plan's, stays refused with what the plan takes
+        with self.assertRaisesRegex(ValueError, "leading dimension 40"):
+            pad.execute(x, w, _Cai((64, 32)))
+        with self.assertRaisesRegex(ValueError, "leading dimension 40"):
+            pad.execute(x, w, _Cai((64, 32), strides=(48, 1)))
+        self.assertEqual(len(calls), 9)
+        self.assertEqual(calls[-1][6], 1 << 20)
+
+    def test_plan_workspace_race(self):
+        # two threads making the first call on one plan at once: one
+        # workspace is made (under the plan's lock), and the pointer every
+        # call gets belongs to the tensor the plan keeps
+        import threading
+        import time
+        import types
+        made = []
+
+        class FakeTensor:
+            def __init__(self, n):
+                self.n, self.ptr = n, (len(made) + 1) << 20
+                made.append(self)
+
+            def data_ptr(self):
+                return self.ptr
+
+            def numel(self):
+                return self.n
+
+        def empty(n, dtype=None, device=None):
+            time.sleep(0.05)  # as torch.empty, lets the other thread run
+            return FakeTensor(n)
+
+        fake = types.ModuleType("torch")
+        fake.empty, fake.uint8 = empty, "uint8"
+
+        class Plan(gko._Plan):
+            asked = 0
+
+            @property
+            def workspace_size(self):
+                Plan.asked += 1
+                time.sleep(0.05)  # the C call releases the GIL
+                return 4096
+
+        like = types.SimpleNamespace(device="cuda:0")
+        real = sys.modules.get("torch")
+        sys.modules["torch"] = fake
+        try:
+            plan = Plan()
+            got = []
+            start = threading.Barrier(2)
+
+            def first_call():
+                start.wait()
+                got.append(plan._workspace(like, 7))
+
+            ts = [threading.Thread(target=first_call) for _ in range(2)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+            self.assertEqual(len(made), 1)
+            self.assertEqual(Plan.asked, 1)
+            kept = plan._ws[0]
+            self.assertIs(kept, made[0])
+            self.assertEqual(got, [(kept.ptr, 4096)] * 2)
+            self.assertEqual(plan._wsp, (7, kept.ptr, 4096))
+            self.assertEqual(plan._workspace(like, 7), (kept.ptr, 4096))
+            # another stream: a workspace of its own, kept with the plan
+            other = plan._workspace(like, 9)
+            self.assertEqual(len(made), 2)
+            self.assertEqual(other, (made[1].ptr, 4096))
+            self.assertIs(plan._ws_streams[9][0], made[1])
+            self.assertEqual(plan._workspace(like, 9), other)
+            self.assertIs(plan._ws[0], kept)  # never replaced
+            self.assertEqual(len(made), 2)
+        finally:
+            if real is None:
+                del sys.modules["torch"]
+            else:
+                sys.modules["torch"] = real
 
     def test_gemm_workspace_argument(self):
         calls = []

@@ -69,6 +69,56 @@ class FakeImpls(unittest.TestCase):
             s = gt.spmm((crow, col, vals, (7, 5)), torch.empty(5, 3, device="cuda"))
             self.assertEqual(tuple(s.shape), (7, 3))
 
+    def test_workspaces_rounded_and_never_made_in_capture(self):
+        # gko.torch's per-(device, stream) workspace with torch.empty and the
+        # capture query stubbed (no GPU): sizes round up to powers of two, a
+        # smaller one is retired (kept), and none is made inside a capture
+        import types
+        import torch
+        import gko.torch as gt
+        capturing = [False]
+        made = []
+
+        def empty(n, dtype=None, device=None):
+            t = torch.empty(n, dtype=dtype)
+            made.append(n)
+            return t
+
+        fake = types.SimpleNamespace(
+            empty=empty, uint8=torch.uint8, device=lambda *a: "cuda",
+            cuda=types.SimpleNamespace(is_current_stream_capturing=lambda: capturing[0]))
+        plan = types.SimpleNamespace(_need=None, workspace_size=1000)
+        real = gt.torch
+        gt.torch = fake
+        ws, retired = dict(gt._WS), list(gt._WS_RETIRED)
+        try:
+            gt._WS.clear()
+            w1 = gt._workspace(0, 123, plan)
+            self.assertEqual(made, [1024])
+            plan._need = 1024
+            self.assertIs(gt._workspace(0, 123, plan), w1)
+            plan._need = 1500
+            w2 = gt._workspace(0, 123, plan)
+            self.assertEqual(made, [1024, 2048])
+            self.assertIs(gt._WS_RETIRED[-1], w1)
+            plan._need = 1
+            self.assertIs(gt._workspace(0, 123, plan), w2)
+            capturing[0] = True
+            self.assertIs(gt._workspace(0, 123, plan), w2)  # exists: fine in a capture
+            with self.assertRaisesRegex(RuntimeError, "before capturing"):
+                gt._workspace(0, 456, plan)
+            plan._need = 4096
+            with self.assertRaisesRegex(RuntimeError, "before capturing"):
+                gt._workspace(0, 123, plan)
+            self.assertEqual(made, [1024, 2048])
+            plan._need = 0
+            self.assertIsNone(gt._workspace(0, 456, plan))
+        finally:
+            gt.torch = real
+            gt._WS.clear()
+            gt._WS.update(ws)
+            gt._WS_RETIRED[:] = retired
+
     def test_arguments_checked(self):
         import gko.torch as gt
         with self.assertRaisesRegex(ValueError, "activation"):
@@ -291,6 +341,8 @@ class TorchOps(unittest.TestCase):
         m = self._small_model()
         x = torch.randn(4, 3, 8, 8, device="cuda", dtype=torch.float16)
         with torch.no_grad():
+            # warm up on the stream the capture runs on: gko.torch's
+            # workspaces are per (device, stream) and never made in a capture
             s = torch.cuda.Stream()
             s.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(s):  # plans and workspaces made before capture
@@ -299,7 +351,7 @@ class TorchOps(unittest.TestCase):
             torch.cuda.current_stream().wait_stream(s)
             torch.cuda.synchronize()
             g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g):
+            with torch.cuda.graph(g, stream=s):
                 out = m(x)
             for _ in range(2):
                 x.copy_(torch.randn_like(x))
@@ -313,7 +365,7 @@ class TorchOps(unittest.TestCase):
             torch.cuda.current_stream().wait_stream(s)
             torch.cuda.synchronize()
             g2 = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g2):
+            with torch.cuda.graph(g2, stream=s):
                 o2 = gt.gelu(lin(y))
             y.copy_(torch.randn_like(y))
             g2.replay()
