@@ -1,6 +1,6 @@
 /* live.c -- the objects gko has handed out and not yet destroyed (handles,
  * descriptors, CSR descriptors, plans): an open-addressing hash set of
- * their addresses and kinds under one reader-writer lock.  Every entry
+ * their addresses and kinds under a sharded reader-writer lock.  Every entry
  * point looks its object arguments up here before reading them, and a
  * destroy frees only an object found here, so a destroyed or foreign object
  * is a status, never a read of freed memory or a double free.  Each thread
@@ -18,8 +18,33 @@ typedef struct {
   int kind;
 } gk_slot;
 
-/* writers (creates, destroys) first, so that lookups cannot starve them */
-static pthread_rwlock_t g_mu = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+/* The table's lock, in shards: a lookup takes the read lock of its key's
+ * shard, a change takes every shard's write lock (in order), so readers of
+ * different objects share no lock's cache line.  Writers first, so that
+ * lookups cannot starve creates and destroys. */
+enum { GK_SHARDS = 16 };
+static struct {
+  pthread_rwlock_t l;
+  char pad[128 - sizeof(pthread_rwlock_t)];
+} g_shard[GK_SHARDS] = {
+#define GK_SHARD_INIT {PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP, {0}}
+    GK_SHARD_INIT, GK_SHARD_INIT, GK_SHARD_INIT, GK_SHARD_INIT, GK_SHARD_INIT, GK_SHARD_INIT,
+    GK_SHARD_INIT, GK_SHARD_INIT, GK_SHARD_INIT, GK_SHARD_INIT, GK_SHARD_INIT, GK_SHARD_INIT,
+    GK_SHARD_INIT, GK_SHARD_INIT, GK_SHARD_INIT, GK_SHARD_INIT};
+#undef GK_SHARD_INIT
+
+/* one of n (a power of two) from the product's high bits, which depend on
+ * every bit of the address */
+static size_t gk_pick(uintptr_t k, size_t n) {
+  return (size_t)(((k >> 4) * 0x9E3779B97F4A7C15ull) >> 40) & (n - 1);
+}
+
+static void gk_write_lock(void) {
+  for (int i = 0; i < GK_SHARDS; i++) pthread_rwlock_wrlock(&g_shard[i].l);
+}
+static void gk_write_unlock(void) {
+  for (int i = GK_SHARDS - 1; i >= 0; i--) pthread_rwlock_unlock(&g_shard[i].l);
+}
 static gk_slot *g_tab;
 static size_t g_cap, g_used; /* g_cap a power of two, or 0 */
 static unsigned long g_gen;  /* removals so far */
@@ -43,7 +68,7 @@ static void gk_place(gk_slot *tab, size_t cap, uintptr_t key, int kind) {
   tab[i].key = key, tab[i].kind = kind;
 }
 
-/* index of key, or g_cap when absent; under g_mu */
+/* index of key, or g_cap when absent; under a shard's lock */
 static size_t gk_find(uintptr_t key) {
   if (!g_cap) return 0;
   for (size_t i = gk_hash(key, g_cap);; i = (i + 1) & (g_cap - 1)) {
@@ -53,12 +78,12 @@ static size_t gk_find(uintptr_t key) {
 }
 
 gko_status_t gk_live_add(const void *p, int kind) {
-  pthread_rwlock_wrlock(&g_mu);
+  gk_write_lock();
   if (2 * (g_used + 1) > g_cap) { /* at most half full */
     const size_t cap = g_cap ? 2 * g_cap : 64;
     gk_slot *tab = calloc(cap, sizeof *tab);
     if (!tab) {
-      pthread_rwlock_unlock(&g_mu);
+      gk_write_unlock();
       return gk_fail(GKO_STATUS_ALLOC_FAILED, "host allocation of gko's table of live objects failed");
     }
     for (size_t i = 0; i < g_cap; i++)
@@ -68,12 +93,12 @@ gko_status_t gk_live_add(const void *p, int kind) {
   }
   gk_place(g_tab, g_cap, (uintptr_t)p, kind);
   g_used++;
-  pthread_rwlock_unlock(&g_mu);
+  gk_write_unlock();
   return GKO_STATUS_SUCCESS;
 }
 
 int gk_live_remove(const void *p, int kind) {
-  pthread_rwlock_wrlock(&g_mu);
+  gk_write_lock();
   size_t i = gk_find((uintptr_t)p);
   const int found = i < g_cap && g_tab[i].kind == kind;
   if (found) { /* backward-shift deletion keeps every probe chain whole */
@@ -90,7 +115,7 @@ int gk_live_remove(const void *p, int kind) {
       }
     }
   }
-  pthread_rwlock_unlock(&g_mu);
+  gk_write_unlock();
   return found;
 }
 
@@ -98,12 +123,13 @@ int gk_live_remove(const void *p, int kind) {
 static int gk_live_kind(const void *p) {
   const uintptr_t key = (uintptr_t)p;
   const unsigned long gen = __atomic_load_n(&g_gen, __ATOMIC_ACQUIRE);
-  gk_memo *m = &t_memo[gk_hash(key, GK_MEMO)];
+  gk_memo *m = &t_memo[gk_pick(key, GK_MEMO)];
   if (m->key == key && m->gen == gen) return m->kind;
-  pthread_rwlock_rdlock(&g_mu);
+  pthread_rwlock_t *l = &g_shard[gk_pick(key, GK_SHARDS)].l;
+  pthread_rwlock_rdlock(l);
   const size_t i = gk_find(key);
   const int kind = i < g_cap ? g_tab[i].kind : 0;
-  pthread_rwlock_unlock(&g_mu);
+  pthread_rwlock_unlock(l);
   /* gen was read before the lookup: a removal since makes this memo stale */
   if (kind) m->key = key, m->kind = kind, m->gen = gen;
   return kind;
