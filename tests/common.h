@@ -265,6 +265,14 @@ static inline double t_hv_get(gko_dtype_t dt, const void *a, int64_t i) {
   return t_bf16_to_float(((const uint16_t *)a)[i]);
 }
 
+/* Index of the first NaN of n elements of dt, or -1 (outputs are poisoned
+ * with NaN bytes first, so a NaN is an element never written). */
+static inline int64_t t_first_nan(gko_dtype_t dt, const void *h, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (isnan(t_hv_get(dt, h, (int64_t)i))) return (int64_t)i;
+  return -1;
+}
+
 static inline void t_hv_set(gko_dtype_t dt, void *a, int64_t i, double v) {
   if (dt == GKO_DTYPE_F32) ((float *)a)[i] = (float)v;
   else if (dt == GKO_DTYPE_F16) ((uint16_t *)a)[i] = t_double_to_f16(v);

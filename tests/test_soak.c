@@ -83,14 +83,6 @@ static double rng_unif(rng_t *r, double lo, double hi) {
   return lo + (hi - lo) * ((double)(rng_next(r) >> 11) * (1.0 / 9007199254740992.0));
 }
 
-/* Index of the first NaN element of n elements of dt, or -1 (outputs are
- * poisoned with NaN bytes first, so a NaN is an element never written). */
-static int64_t first_nan(gko_dtype_t dt, const void *h, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (isnan(t_hv_get(dt, h, (int64_t)i))) return (int64_t)i;
-  return -1;
-}
-
 /* A worker's failures (no Criterion assertion in worker threads, nor while
  * the device is exhausted): how many, and the first messages. */
 typedef struct {
@@ -653,7 +645,7 @@ static void serial_pass(soak_t *S) {
     t_d2h(c->ref, out, c->out_bytes);
     /* a NaN is an element never written (or a broken operator): the
      * bitwise comparisons below would not see it */
-    const int64_t at = first_nan(c->out_dt, c->ref, c->out_bytes / gko_dtype_size(c->out_dt));
+    const int64_t at = t_first_nan(c->out_dt, c->ref, c->out_bytes / gko_dtype_size(c->out_dt));
     cr_assert(at < 0, "serial: case %d (%s): element %lld is NaN", i, name, (long long)at);
     T_CUDA(cudaStreamSynchronize(st));
     case_plan_destroy(c, p);
@@ -1353,7 +1345,7 @@ static void written_check(tnote *x, const char *what, gko_dtype_t dt, const void
     free(h);
     return;
   }
-  const int64_t at = first_nan(dt, h, n);
+  const int64_t at = t_first_nan(dt, h, n);
   if (at >= 0) tnote_fail(x, "%s: element %lld not written (NaN)", what, (long long)at);
   free(h);
 }

@@ -85,14 +85,6 @@ static void fill_dt(gko_dtype_t dt, void *h, size_t n, double lo, double hi) {
   for (size_t i = 0; i < n; i++) t_hv_set(dt, h, (int64_t)i, t_uniform(lo, hi));
 }
 
-/* Index of the first NaN element of n elements of dt, or -1 (outputs are
- * poisoned with NaN bytes first, so a NaN is an element never written). */
-static int64_t first_nan(gko_dtype_t dt, const void *h, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (isnan(t_hv_get(dt, h, (int64_t)i))) return (int64_t)i;
-  return -1;
-}
-
 /* A worker thread's failures (no Criterion assertion there): how many,
  * and the message of the first. */
 typedef struct {
@@ -607,7 +599,7 @@ static void stress_body(int shared) {
         unsigned char *hcopy = malloc(out_bytes(op));
         cr_assert(hcopy);
         t_d2h(hcopy, rout[op], out_bytes(op));
-        int64_t nan_at = first_nan(kOutDtype[op], hcopy, kOutElems[op]);
+        int64_t nan_at = t_first_nan(kOutDtype[op], hcopy, kOutElems[op]);
         cr_assert_eq(nan_at, -1, "serial %s: element %lld is NaN (never written?)", kOpName[op],
                      (long long)nan_at);
         a->ref_host[par][op] = hcopy;
@@ -727,7 +719,7 @@ static void graph_vs_eager(const gop *op) {
                gko_last_error_detail());
   T_CUDA(cudaStreamSynchronize(st));
   t_d2h(he, eager, op->bytes);
-  const int64_t nan_at = first_nan(op->dt, he, op->bytes / gko_dtype_size(op->dt));
+  const int64_t nan_at = t_first_nan(op->dt, he, op->bytes / gko_dtype_size(op->dt));
   cr_assert_eq(nan_at, -1, "%s (eager): element %lld is NaN (never written?)", op->name,
                (long long)nan_at);
 
@@ -1126,8 +1118,8 @@ Test(stress_graph, plans_created_during_capture) {
   cr_assert(hde && hye && hd && hy);
   t_d2h(hde, de, db);
   t_d2h(hye, ye, yb);
-  cr_assert_eq(first_nan(GKO_DTYPE_F16, hde, db / 2), -1, "GEMM output not fully written");
-  cr_assert_eq(first_nan(GKO_DTYPE_F16, hye, yb / 2), -1, "conv output not fully written");
+  cr_assert_eq(t_first_nan(GKO_DTYPE_F16, hde, db / 2), -1, "GEMM output not fully written");
+  cr_assert_eq(t_first_nan(GKO_DTYPE_F16, hye, yb / 2), -1, "conv output not fully written");
   cudaGraphExec_t ge = NULL;
   T_CUDA(cudaGraphInstantiate(&ge, g, 0));
   const long replays = env_long("GKO_GRAPH_REPLAYS", 100, 1, 100000);
