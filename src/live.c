@@ -162,8 +162,8 @@ gko_status_t gk_live_plan_handle(gko_handle_t h, unsigned long serial) {
   const int found = gk_live_kind(h);
   if (found == GK_LIVE_HANDLE && h->serial == serial) return GKO_STATUS_SUCCESS;
   return gk_fail(GKO_STATUS_INVALID_HANDLE,
-                 "the plan's handle %p was destroyed (the plan must not outlive it): only "
-                 "destroying the plan is allowed now", (const void *)h);
+                 "the plan's handle %p was destroyed (the plan must not outlive it): the "
+                 "plan can still be queried and destroyed", (const void *)h);
 }
 
 gko_status_t gk_live_destroy(void *p, int kind, const char *name, void (*release)(void *)) {
