@@ -107,7 +107,7 @@ SHLIB  := lib/libgko.so.$(VERSION)
 SONAME := libgko.so.$(MAJOR)
 STLIB  := lib/libgko.a
 
-.PHONY: all library test check deps deps-cjson bench probes run examples install clean abi-check sanitize tests asan fuzz abi-gate tsan help
+.PHONY: all library test check deps deps-cjson bench probes run examples install clean abi-check sanitize tests asan fuzz abi-gate tsan help wheel
 all: library
 
 library: $(SHLIB) lib/$(SONAME) lib/libgko.so $(STLIB)
@@ -321,11 +321,16 @@ install: library bench
 clean:
 	rm -rf $(BUILD) lib
 
+# the Python binding as a platform wheel with lib/libgko.so.X.Y.Z bundled
+# (pip install ./python is the pure-Python package without it)
+wheel: library
+	@PYTHON=$(PYTHON) BUILD=$(BUILD) sh util/make_wheel.sh $(SHLIB) $(MAJOR)
+
 help:
 	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
 	@echo "other targets: run (gko-bench's default suite), examples, install, deps (Criterion), deps-cjson,"
 	@echo "  model-minilm (all-MiniLM-L6-v2 into build/models), sanitize (GPU), asan, tsan, fuzz, abi-check,"
-	@echo "  abi-gate, clean"
+	@echo "  abi-gate, wheel (build/wheel/gko-*.whl: the Python binding with libgko bundled), clean"
 
 # GPU machine only: every suite, then under compute-sanitizer (memcheck,
 # racecheck, initcheck, synccheck).  Logs in build/gpu-logs.

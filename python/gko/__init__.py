@@ -2,7 +2,10 @@
 
 The library is found through, in order: the environment variable
 GKO_LIBRARY (a full path), the build tree this package sits in
-(../../lib/libgko.so.<MAJOR>), then the system loader (libgko.so.<MAJOR>).
+(../../lib/libgko.so.<MAJOR>), a library bundled into the package
+(gko/libgko.so.<MAJOR>, in the wheel ``make wheel`` builds), an installed
+prefix (pkg-config's libdir of gko), then the system loader
+(libgko.so.<MAJOR>).
 
 Device arrays are accepted from any object that exposes
 ``__cuda_array_interface__`` (CuPy, Numba, PyTorch f32/f16) or DLPack
@@ -12,12 +15,23 @@ cupy.cuda.get_current_stream()) unless ``stream=`` gives one (an int handle
 or an object with ``.cuda_stream`` / ``.ptr``).
 
 Every failing call raises GkoError carrying the status name and the
-library's detail message.
+library's detail message.  The package is typed (PEP 561, py.typed).
 """
+from __future__ import annotations
+
 import ctypes
 import enum
 import os
 import threading
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
+
+# what the functions take: a status / enum value, an array (torch tensor,
+# CuPy array, anything with __cuda_array_interface__ or __dlpack__, or a
+# DeviceArray), a stream (an int handle or an object with .cuda_stream /
+# .ptr / .handle; None: the array's framework's current stream)
+StatusLike = Union["Status", int]
+Array = Any
+StreamLike = Any
 
 __all__ = [
     "GkoError", "Status", "Dtype", "ScaleMode", "GeluApprox", "Query", "CodePath", "Handle",
@@ -84,7 +98,10 @@ class CodePath(enum.IntEnum):
 class GkoError(RuntimeError):
     """A gko call failed.  .status is a Status, .detail the library's reason."""
 
-    def __init__(self, status, detail, call=""):
+    status: Union["Status", int]
+    detail: str
+
+    def __init__(self, status: StatusLike, detail: str, call: str = "") -> None:
         try:
             self.status = Status(status)
             name = "GKO_STATUS_" + self.status.name
@@ -99,7 +116,7 @@ class GkoError(RuntimeError):
 # loading
 # ---------------------------------------------------------------------------
 
-def _find_library():
+def _find_library() -> str:
     """GKO_LIBRARY; the build tree this package sits in; a library bundled
     next to the package; an installed prefix (pkg-config's libdir of gko);
     else the name, for the system loader."""
@@ -151,7 +168,7 @@ _PROTOTYPES = {
 _lib = None
 
 
-def _declare(prototypes):
+def _declare(prototypes: Dict[str, Tuple[Any, list]]) -> None:
     """Adds {name: (restype, argtypes)} for an operator module (gko.gemm,
     gko.sparse, ...).  Applied at load time, or at once if already loaded."""
     _PROTOTYPES.update(prototypes)
@@ -163,7 +180,7 @@ def _declare(prototypes):
                 fn.argtypes = args
 
 
-def library():
+def library() -> ctypes.CDLL:
     """The loaded ctypes.CDLL (loaded on first use, major version checked)."""
     global _lib
     if _lib is not None:
@@ -184,31 +201,35 @@ def library():
     return lib
 
 
-def _check(status, call):
+def _check(status: int, call: str) -> None:
     if status != 0:
         detail = library().gko_last_error_detail().decode("utf-8", "replace")
         raise GkoError(status, detail, call)
 
 
-def version():
+def version() -> str:
+    """The library's version string ("X.Y.Z")."""
     return library().gko_version_string().decode()
 
 
-def version_number():
+def version_number() -> int:
+    """The library's version as X * 10000 + Y * 100 + Z."""
     return library().gko_version_number()
 
 
-def status_name(status):
+def status_name(status: StatusLike) -> str:
+    """The library's name of a status ("GKO_STATUS_...")."""
     return library().gko_status_name(int(status)).decode()
 
 
-def query(what, device=0):
+def query(what: Union["Query", int], device: int = 0) -> int:
+    """gko_query: one value (Query) about device (or the process)."""
     v = ctypes.c_int64(0)
     _check(library().gko_query(int(what), int(device), ctypes.byref(v)), "gko_query")
     return v.value
 
 
-def diagnostics(device=-1):
+def diagnostics(device: int = -1) -> str:
     """The library's multi-line driver/runtime/architecture report."""
     need = ctypes.c_size_t(0)
     _check(library().gko_diagnostics(device, None, 0, ctypes.byref(need)), "gko_diagnostics")
@@ -231,7 +252,7 @@ class _Owned:
     def _forget(self):
         pass
 
-    def close(self):
+    def close(self) -> None:
         ptr = getattr(self, self._ATTR, None)
         if ptr is not None:
             self._release(ptr)
@@ -241,7 +262,7 @@ class _Owned:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
     def __del__(self):
@@ -269,13 +290,15 @@ class _Plan(_Owned):
     _WORKSPACE_SIZE = _DESCRIBE = None
 
     @property
-    def workspace_size(self):
+    def workspace_size(self) -> int:
+        """The workspace bytes the plan's calls need."""
         v = ctypes.c_size_t(0)
         _check(getattr(library(), self._WORKSPACE_SIZE)(self._p, ctypes.byref(v)),
                self._WORKSPACE_SIZE)
         return v.value
 
-    def describe(self):
+    def describe(self) -> str:
+        """The library's description of the plan (kernel, backend, ...)."""
         fn = getattr(library(), self._DESCRIBE)
         need = ctypes.c_size_t(0)
         _check(fn(self._p, None, 0, ctypes.byref(need)), self._DESCRIBE)
@@ -393,7 +416,7 @@ class Handle(_Owned):
 
     _ATTR = "_h"
 
-    def __init__(self):
+    def __init__(self) -> None:
         h = _handle_t()
         _check(library().gko_create(ctypes.byref(h)), "gko_create")
         self._h = h
@@ -439,13 +462,15 @@ class Handle(_Owned):
                 self._retire(p)
 
     @property
-    def value(self):
+    def value(self) -> ctypes.c_void_p:
+        """The C handle (ValueError once closed)."""
         if self._h is None:
             raise ValueError("handle is closed")
         return self._h
 
     @property
-    def device(self):
+    def device(self) -> int:
+        """The CUDA device the handle is bound to."""
         d = ctypes.c_int(-1)
         _check(library().gko_handle_device(self.value, ctypes.byref(d)), "gko_handle_device")
         return d.value
@@ -493,8 +518,9 @@ _DL_FLOAT, _DL_BFLOAT = 2, 4
 class DeviceArray:
     """What gko needs of an array: pointer, element count, dtype, device."""
 
-    def __init__(self, ptr, shape, dtype, device=None, contiguous=True, owner=None,
-                 strides=None):
+    def __init__(self, ptr: int, shape: Sequence[int], dtype: Union[Dtype, int],
+                 device: Optional[int] = None, contiguous: bool = True, owner: Any = None,
+                 strides: Optional[Sequence[int]] = None) -> None:
         self.ptr = ptr
         self.shape = tuple(shape)
         self.dtype = Dtype(dtype)
@@ -505,17 +531,19 @@ class DeviceArray:
         self.strides = None if strides is None else tuple(strides)
 
     @property
-    def size(self):
+    def size(self) -> int:
+        """The element count."""
         n = 1
         for s in self.shape:
             n *= s
         return n
 
     @property
-    def nbytes(self):
+    def nbytes(self) -> int:
+        """The size in bytes."""
         return self.size * _ITEMSIZE[self.dtype]
 
-    def element_strides(self):
+    def element_strides(self) -> Optional[Tuple[int, ...]]:
         """The strides in elements: the known ones, the dense row-major ones
         of a contiguous array, else None."""
         if self.strides is not None:
@@ -568,7 +596,7 @@ def _from_dlpack(obj):
                        _contiguous(shape, strides, bits // 8), owner=(obj, cap), strides=elems)
 
 
-def as_device_array(obj):
+def as_device_array(obj: Array) -> DeviceArray:
     """Wraps a torch tensor, CuPy array or any CUDA array-interface / DLPack
     object.  Raises TypeError for host arrays and unsupported dtypes."""
     if isinstance(obj, DeviceArray):
@@ -668,7 +696,8 @@ def _same(a, b, what):
         raise ValueError("%s: arrays must be contiguous" % what)
 
 
-def gelu(handle, x, out=None, approximate="none", stream=None):
+def gelu(handle: Handle, x: Array, out: Optional[Array] = None,
+         approximate: Union[str, GeluApprox] = "none", stream: StreamLike = None) -> Array:
     """out = GELU(x) elementwise (erf form by default, like torch's F.gelu).
     out may be x (in place).  Returns out."""
     if out is None:
@@ -681,7 +710,9 @@ def gelu(handle, x, out=None, approximate="none", stream=None):
     return out
 
 
-def gelu_backward(handle, dy, x, out=None, approximate="none", stream=None):
+def gelu_backward(handle: Handle, dy: Array, x: Array, out: Optional[Array] = None,
+                  approximate: Union[str, GeluApprox] = "none",
+                  stream: StreamLike = None) -> Array:
     """out = dy * GELU'(x).  Returns out."""
     if out is None:
         out = _empty_like(x)

@@ -15,12 +15,15 @@ everything the plan depends on (shapes, leading dimensions, strides, dtypes,
 flags and the pointers' alignment), and a workspace per (device, stream)
 grown on demand; a Plan you hold allocates its workspace once (per stream).
 """
+from __future__ import annotations
+
 import ctypes
 import enum
+from typing import Any, Optional, Union
 
-from . import (Dtype, ScaleMode, _Owned, _Plan, _check, _declare, _handle_t, _is_torch,
-               _status_t, _stream_of, _stream_t, _torch_raw_stream, _workspace_arg,
-               _workspace_for, as_device_array)
+from . import (Array, Dtype, Handle, ScaleMode, StreamLike, _Owned, _Plan, _check, _declare,
+               _handle_t, _is_torch, _status_t, _stream_of, _stream_t, _torch_raw_stream,
+               _workspace_arg, _workspace_for, as_device_array)
 
 __all__ = ["Op", "Layout", "Epilogue", "Backend", "Compute", "Fusion", "Pad", "Static", "Attr",
            "Desc", "Plan", "gemm", "linear", "scaled_mm"]
@@ -114,6 +117,13 @@ class Attr(enum.IntEnum):
     SCALE_B_MODE = 30
 
 
+# a dtype: a Dtype, its name ("f16", "bfloat16", ...) or a torch.dtype
+DtypeLike = Any
+# an enum value: the member, its int, or its name (case-insensitive)
+AttrLike = Union[Attr, int, str]
+EpilogueLike = Union[Epilogue, int, str]
+ComputeLike = Union[Compute, int, str]
+
 _c = ctypes
 _desc_t = _c.c_void_p
 _plan_t = _c.c_void_p
@@ -174,7 +184,8 @@ def _enum(cls, v):
 class Desc(_Owned):
     """A gko_gemm_desc_t: set() / get() attributes by Attr (or name)."""
 
-    def __init__(self, ab_dtype, cd_dtype, m, n, k, **attrs):
+    def __init__(self, ab_dtype: DtypeLike, cd_dtype: DtypeLike, m: int, n: int, k: int,
+                 **attrs: Any) -> None:
         d = _desc_t()
         _check(_lib().gko_gemm_desc_create(_c.byref(d), _dtype(ab_dtype), _dtype(cd_dtype),
                                            int(m), int(n), int(k)), "gko_gemm_desc_create")
@@ -182,7 +193,9 @@ class Desc(_Owned):
         for name, v in attrs.items():
             self.set(name, v)
 
-    def set(self, attr, value):
+    def set(self, attr: AttrLike, value: Any) -> "Desc":
+        """Sets one attribute (value: an int, or the attribute's enum member or
+        name); returns self."""
         a = _enum(Attr, attr)
         if a in (Attr.AB_DTYPE, Attr.CD_DTYPE) or (a == Attr.B_DTYPE and value != -1):
             value = _dtype(value)
@@ -209,7 +222,8 @@ class Desc(_Owned):
         _check(_lib().gko_gemm_desc_set(self._d, int(a), int(value)), "gko_gemm_desc_set")
         return self
 
-    def get(self, attr):
+    def get(self, attr: AttrLike) -> int:
+        """One attribute's value (as resolved by the library)."""
         v = _c.c_int64(0)
         _check(_lib().gko_gemm_desc_get(self._d, int(_enum(Attr, attr)), _c.byref(v)),
                "gko_gemm_desc_get")
@@ -341,7 +355,8 @@ class Plan(_Plan):
 
     _WORKSPACE_SIZE, _DESCRIBE = "gko_gemm_workspace_size", "gko_gemm_plan_describe"
 
-    def __init__(self, handle, ab_dtype, cd_dtype, m, n, k, **attrs):
+    def __init__(self, handle: Handle, ab_dtype: DtypeLike, cd_dtype: DtypeLike, m: int, n: int,
+                 k: int, **attrs: Any) -> None:
         self.handle = handle
         desc = Desc(ab_dtype, cd_dtype, m, n, k, **attrs)
         try:
@@ -378,13 +393,15 @@ class Plan(_Plan):
         self._seen = None
 
     @property
-    def backend(self):
+    def backend(self) -> Backend:
+        """The backend the library chose for the plan."""
         v = _c.c_int(0)
         _check(_lib().gko_gemm_plan_backend(self._p, _c.byref(v)), "gko_gemm_plan_backend")
         return Backend(v.value)
 
-    def execute(self, a, b, d, c=None, bias=None, alpha=1.0, beta=0.0, workspace=None,
-                stream=None):
+    def execute(self, a: Array, b: Array, d: Array, c: Optional[Array] = None,
+                bias: Optional[Array] = None, alpha: float = 1.0, beta: float = 0.0,
+                workspace: Optional[Array] = None, stream: StreamLike = None) -> Array:
         """d = epilogue(alpha * op(a) op(b) + beta * c + bias).  Returns d.
 
         a, b, d (and c, and bias where the epilogue adds one) are checked
@@ -520,9 +537,11 @@ def _scale_mode(s, count, name):
                      % (name, s.numel(), count))
 
 
-def gemm(handle, a, b, out=None, c=None, bias=None, alpha=1.0, beta=0.0, transa=False,
-         transb=False, epilogue="none", compute="default", out_dtype=None, stream=None,
-         scale_a=None, scale_b=None, scale_d=None, amax_d=None, **attrs):
+def gemm(handle: Handle, a: Any, b: Any, out: Any = None, c: Any = None, bias: Any = None,
+         alpha: float = 1.0, beta: float = 0.0, transa: bool = False, transb: bool = False,
+         epilogue: EpilogueLike = "none", compute: ComputeLike = "default",
+         out_dtype: DtypeLike = None, stream: StreamLike = None, scale_a: Any = None,
+         scale_b: Any = None, scale_d: Any = None, amax_d: Any = None, **attrs: Any) -> Any:
     """out = epilogue(alpha * op(a) @ op(b) + beta * c + bias) for torch tensors
     (row-major, 2-D or batched 3-D).  op(a) = a.T when transa (a stored k x m).
     bias: n elements.  Returns out (allocated when None, dtype out_dtype or
@@ -593,8 +612,9 @@ def gemm(handle, a, b, out=None, c=None, bias=None, alpha=1.0, beta=0.0, transa=
     return out
 
 
-def scaled_mm(handle, a, b, scale_a, scale_b, bias=None, out_dtype=None, scale_result=None,
-              use_fast_accum=False, amax=None, out=None, stream=None):
+def scaled_mm(handle: Handle, a: Any, b: Any, scale_a: Any, scale_b: Any, bias: Any = None,
+              out_dtype: Any = None, scale_result: Any = None, use_fast_accum: bool = False,
+              amax: Any = None, out: Any = None, stream: StreamLike = None) -> Any:
     """torch._scaled_mm's contract through gko: a [m, k] row-major FP8, b
     [k, n] column-major FP8 (b = w.t() of a contiguous [n, k] w), scale_a /
     scale_b f32 with 1 element or m x 1 / 1 x n (row-wise), out_dtype the
@@ -613,7 +633,9 @@ def scaled_mm(handle, a, b, scale_a, scale_b, bias=None, out_dtype=None, scale_r
 _ACT = {None: 0, "none": 0, "relu": 1, "gelu": 2, "gelu_erf": 2, "gelu_tanh": 3}
 
 
-def linear(handle, x, weight, bias=None, activation=None, out=None, stream=None, **attrs):
+def linear(handle: Handle, x: Any, weight: Any, bias: Any = None,
+           activation: Optional[str] = None, out: Any = None, stream: StreamLike = None,
+           **attrs: Any) -> Any:
     """activation(x @ weight.T + bias), like torch's F.linear (+ activation:
     "relu", "gelu" (erf, F.gelu's default) or "gelu_tanh").  x: [..., k],
     weight: [n, k], bias: [n]."""

@@ -5,7 +5,10 @@ import re
 import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+# GKO_TEST_INSTALLED=1: test the gko that is installed (pip install), not
+# the package next to these tests
+if not os.environ.get("GKO_TEST_INSTALLED"):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import gko  # noqa: E402
 import gko.fp8  # noqa: E402
 import gko.conv  # noqa: E402
