@@ -209,8 +209,10 @@ typedef struct gko_handle_s *gko_handle_t;
  *          gko handles of that device share for the life of the process.
  * Async: no.  Capture: no (may initialise the device). */
 GKO_API gko_status_t gko_create(gko_handle_t *handle);
-/* Destroys a handle; NULL is a no-op (returns success).  The caller must make
- * sure no work enqueued through the handle's plans is still needed.
+/* Destroys a handle; NULL is a no-op (returns success); a handle destroyed
+ * already is GKO_STATUS_INVALID_HANDLE (nothing freed).  The caller must
+ * make sure no work enqueued through the handle's plans is still needed;
+ * the plans stay valid to query and destroy, not to execute.
  * Storage: frees what gko_create and the handle's caches allocated.
  * Async: no.  Capture: no. */
 GKO_API gko_status_t gko_destroy(gko_handle_t handle);
