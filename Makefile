@@ -7,6 +7,8 @@
 #                        bench/probes/ (not part of the library or of make all)
 #   make install PREFIX=/usr/local   (the headers, libraries, gko.pc, gko-bench)
 #   make help            this text
+#   GKO_JOBS=N           parallel jobs when make is called without -j (default:
+#                        one per core, at most one per 5 GiB of free memory)
 #   GKO_ARCHS="80 90"    narrow the SASS architectures (default: every one the
 #                        found nvcc supports from sm_70 to sm_90); a changed
 #                        value (or any compile flag) rebuilds what it affects
@@ -16,6 +18,25 @@
 #                        not errors)
 #   GKO_SM90=0           leave out the Hopper GEMM kernels (sm_90a, on CUTLASS;
 #                        built by default when GKO_ARCHS has 90)
+
+
+# Parallel by default.  GNU make before 4.4 ignores a -j set inside a
+# makefile, so a call without -j runs make once more with -j$(GKO_JOBS):
+# one job per core, at most one per 5 GiB of available memory (a CUTLASS
+# compile takes ~5 GB).  -jN on the command line, or GKO_JOBS=N, chooses.
+ifndef GKO_INNER
+GOALS := $(or $(MAKECMDGOALS),all)
+GKO_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); \
+  m=$$(awk '/^MemAvailable:/ { print int($$2 / 5242880) }' /proc/meminfo 2>/dev/null); \
+  [ -n "$$m" ] && [ "$$m" -lt "$$n" ] && n=$$m; [ "$$n" -ge 1 ] 2>/dev/null || n=1; echo $$n)
+.PHONY: $(GOALS)
+# the goals one after another (make clean all must not run both at once)
+$(firstword $(GOALS)):
+	+@for g in $(GOALS); do \
+	  $(MAKE) --no-print-directory GKO_INNER=1 $(if $(filter -j%,$(MAKEFLAGS)),,-j$(GKO_JOBS)) $$g || exit $$?; \
+	done
+$(wordlist 2,$(words $(GOALS)),$(GOALS)): $(firstword $(GOALS)) ; @:
+else
 
 NVCC      ?= nvcc
 CUDA_HOME ?= $(patsubst %/bin/,%,$(dir $(shell command -v $(NVCC))))
@@ -114,11 +135,11 @@ library: $(SHLIB) lib/$(SONAME) lib/libgko.so $(STLIB)
 
 # Each object depends on the headers it includes (the compilers' -MMD
 # lists, build/obj/*.d), so a header edit rebuilds only its includers.
-$(BUILD)/obj/%.o: src/%.c Makefile $(FLAGS_STAMP) | $(BUILD)/obj
+$(BUILD)/obj/%.o: src/%.c $(FLAGS_STAMP) | $(BUILD)/obj
 	@$(call say,CC,$<)
 	$(Q)$(CC) $(CFLAGS) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/obj/%.cu.o: kernels/%.cu Makefile $(FLAGS_STAMP) | $(BUILD)/obj
+$(BUILD)/obj/%.cu.o: kernels/%.cu $(FLAGS_STAMP) | $(BUILD)/obj
 	@$(call say,NVCC,$< ($(words $(GKO_ARCHS)) architectures))
 	$(Q)$(NVCC) $(NVCCFLAGS) $(LIB_NVFLAGS) $(SPILLS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 
@@ -133,7 +154,7 @@ $(SM90_FLAG): | $(BUILD)/obj
 	rm -f $(BUILD)/obj/sm90-*.flag && touch $@
 $(BUILD)/obj/gemm_sm90_launch.cu.o $(BUILD)/obj/conv_sm90_launch.cu.o: $(SM90_FLAG)
 
-$(SM90_OBJ): $(BUILD)/obj/%.cu.o: kernels/%.cu Makefile $(FLAGS_STAMP) $(CUTLASS_STAMP) | $(BUILD)/obj
+$(SM90_OBJ): $(BUILD)/obj/%.cu.o: kernels/%.cu $(FLAGS_STAMP) $(CUTLASS_STAMP) | $(BUILD)/obj
 	@$(call say,NVCC,$< (sm_90a on CUTLASS: 1-2 min each))
 	$(Q)$(NVCC) $(NVCCFLAGS) $(SM90_NVFLAGS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 
@@ -358,3 +379,5 @@ fuzz: library
 # The ABI against the baseline in abi/ (libabigail).
 abi-gate: library
 	sh tests/abi_gate.sh
+
+endif # GKO_INNER
