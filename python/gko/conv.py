@@ -17,12 +17,22 @@ keeps plans in a small cache keyed by everything a plan depends on (shapes,
 stride, padding, dilation, groups, dtype, layout, epilogue and the pointers'
 alignment), with a workspace per (device, stream) grown on demand.
 """
+from __future__ import annotations
+
 import ctypes
 import enum
+from typing import Any, Optional, Sequence, Tuple, Union
 
-from . import (_Owned, _Plan, _check, _declare, _handle_t, _is_torch, _status_t, _stream_of,
-               _stream_t, _torch_raw_stream, _workspace_arg, _workspace_for, as_device_array)
-from .gemm import Compute, Epilogue, _align, _dtype, _enum
+from . import (Array, Handle, StreamLike, _Owned, _Plan, _check, _declare, _handle_t, _is_torch,
+               _status_t, _stream_of, _stream_t, _torch_raw_stream, _workspace_arg,
+               _workspace_for, as_device_array)
+from .gemm import Compute, ComputeLike, DtypeLike, Epilogue, _align, _dtype, _enum
+
+# an enum value: the member, its int, or its name (case-insensitive)
+AttrLike = Union["Attr", int, str]
+LayoutLike = Union["Layout", int, str]
+# a size per spatial dimension: an int (both) or a (height, width) pair
+PairLike = Union[int, Sequence[int]]
 
 __all__ = ["Layout", "Attr", "Algo", "Info", "Path", "Plan", "conv2d", "output_shape"]
 
@@ -134,7 +144,8 @@ class Desc(_Owned):
     """A gko_conv_desc_t.  Keyword attributes by Attr name (stride_h=2,
     groups=4, epilogue="bias_relu", max_workspace=..., ...)."""
 
-    def __init__(self, dtype, layout, n, c, h, w, k, r, s, **attrs):
+    def __init__(self, dtype: DtypeLike, layout: LayoutLike, n: int, c: int, h: int, w: int,
+                 k: int, r: int, s: int, **attrs: Any) -> None:
         d = _desc_t()
         _check(_lib().gko_conv_desc_create(_c.byref(d), _dtype(dtype), _layout(layout), int(n),
                                            int(c), int(h), int(w), int(k), int(r), int(s)),
@@ -143,7 +154,9 @@ class Desc(_Owned):
         for name, v in attrs.items():
             self.set(name, v)
 
-    def set(self, attr, value):
+    def set(self, attr: AttrLike, value: Any) -> "Desc":
+        """Sets one attribute (value: an int, or the attribute's enum member or
+        name); returns self."""
         a = _enum(Attr, attr)
         if a == Attr.DTYPE:
             value = _dtype(value)
@@ -158,13 +171,15 @@ class Desc(_Owned):
         _check(_lib().gko_conv_desc_set(self._d, int(a), int(value)), "gko_conv_desc_set")
         return self
 
-    def get(self, attr):
+    def get(self, attr: AttrLike) -> int:
+        """One attribute's value (as resolved by the library)."""
         v = _i64(0)
         _check(_lib().gko_conv_desc_get(self._d, int(_enum(Attr, attr)), _c.byref(v)),
                "gko_conv_desc_get")
         return v.value
 
-    def output_shape(self):
+    def output_shape(self) -> Tuple[int, int]:
+        """(OH, OW) of the described convolution."""
         oh, ow = _i64(0), _i64(0)
         _check(_lib().gko_conv_output_shape(self._d, _c.byref(oh), _c.byref(ow)),
                "gko_conv_output_shape")
@@ -185,7 +200,8 @@ def _attrs(stride=1, padding=0, dilation=1, **attrs):
     return out
 
 
-def output_shape(n, c, h, w, k, r, s, stride=1, padding=0, dilation=1, **attrs):
+def output_shape(n: int, c: int, h: int, w: int, k: int, r: int, s: int, stride: PairLike = 1,
+                 padding: PairLike = 0, dilation: PairLike = 1, **attrs: Any) -> Tuple[int, int]:
     """(OH, OW) as the library computes them (host only)."""
     d = Desc("f32", "nchw", n, c, h, w, k, r, s, **_attrs(stride, padding, dilation, **attrs))
     try:
@@ -240,8 +256,9 @@ class Plan(_Plan):
 
     _WORKSPACE_SIZE, _DESCRIBE = "gko_conv_workspace_size", "gko_conv_plan_describe"
 
-    def __init__(self, handle, dtype, layout, n, c, h, w, k, r, s, stride=1, padding=0,
-                 dilation=1, **attrs):
+    def __init__(self, handle: Handle, dtype: DtypeLike, layout: LayoutLike, n: int, c: int,
+                 h: int, w: int, k: int, r: int, s: int, stride: PairLike = 1,
+                 padding: PairLike = 0, dilation: PairLike = 1, **attrs: Any) -> None:
         self.handle = handle
         desc = Desc(dtype, layout, n, c, h, w, k, r, s,
                     **_attrs(stride, padding, dilation, **attrs))
@@ -260,18 +277,21 @@ class Plan(_Plan):
         self._fn = _lib().gko_conv_execute  # bound once: execute() calls these
         self._fn_residual = _lib().gko_conv_execute_residual
 
-    def info(self, what):
+    def info(self, what: Union[Info, int, str]) -> int:
+        """One value (Info) the library resolved for the plan."""
         v = _i64(0)
         _check(_lib().gko_conv_plan_get(self._p, int(_enum(Info, what)), _c.byref(v)),
                "gko_conv_plan_get")
         return v.value
 
     @property
-    def path(self):
+    def path(self) -> Path:
+        """The path (im2col, direct, implicit GEMM) the library chose."""
         return Path(self.info(Info.PATH))
 
-    def execute(self, x, w, y, bias=None, z=None, alpha=1.0, beta=None, workspace=None,
-                stream=None):
+    def execute(self, x: Array, w: Array, y: Array, bias: Optional[Array] = None,
+                z: Optional[Array] = None, alpha: float = 1.0, beta: Optional[float] = None,
+                workspace: Optional[Array] = None, stream: StreamLike = None) -> Array:
         """y = act(alpha conv(x, w) + bias + beta z); beta defaults to 1 with z, else 0;
         z may be y itself.  x, w, y and z are checked against the plan (dtype, shape and
         memory layout: ValueError); returns y.  Torch tensors whose shapes, strides,
@@ -360,8 +380,10 @@ _PLANS_MAX = 128  # plans cached per handle (Handle._cached_plan)
 _ACT = {None: 0, "none": 0, "relu": 1, "gelu": 2, "gelu_erf": 2, "gelu_tanh": 3}
 
 
-def conv2d(handle, x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
-           activation=None, out=None, compute="default", stream=None, **attrs):
+def conv2d(handle: Handle, x: Any, weight: Any, bias: Any = None, stride: PairLike = 1,
+           padding: PairLike = 0, dilation: PairLike = 1, groups: int = 1,
+           activation: Optional[str] = None, out: Any = None, compute: ComputeLike = "default",
+           stream: StreamLike = None, **attrs: Any) -> Any:
     """Like torch.nn.functional.conv2d (+ activation: "relu", "gelu" (erf)
     or "gelu_tanh").  x [N, C, H, W] contiguous (NCHW) or channels_last
     (NHWC, then weight must be channels_last too); weight [K, C/groups, R,

@@ -15,10 +15,13 @@ is passed to gko as the leading dimension.  Every function runs on the
 tensors' current stream (or `stream=`) and is safe to capture into a CUDA
 graph; outputs are allocated when `out` is None.
 """
+from __future__ import annotations
+
 import ctypes
 import math
+from typing import Any, Optional
 
-from . import _check, _declare, _handle_t, _status_t, _stream_of, _stream_t
+from . import Handle, StreamLike, _check, _declare, _handle_t, _status_t, _stream_of, _stream_t
 from .gemm import _dtype
 
 __all__ = ["layer_norm", "softmax", "attention", "embedding", "mean_pool"]
@@ -94,8 +97,9 @@ def _lengths(lengths, n, device, what="lengths"):
     return lengths
 
 
-def layer_norm(handle, x, weight=None, bias=None, eps=1e-5, residual=None, out=None,
-               sum_out=None, stream=None):
+def layer_norm(handle: Handle, x: Any, weight: Any = None, bias: Any = None, eps: float = 1e-5,
+               residual: Any = None, out: Any = None, sum_out: Any = None,
+               stream: StreamLike = None) -> Any:
     """out = LN(x + residual) over the last dimension (torch's F.layer_norm
     with normalized_shape = x.shape[-1:]); sum_out receives x + residual.
     out may be x or residual (in place)."""
@@ -124,7 +128,8 @@ def layer_norm(handle, x, weight=None, bias=None, eps=1e-5, residual=None, out=N
     return out
 
 
-def softmax(handle, x, scale=1.0, mask=None, lengths=None, group=1, out=None, stream=None):
+def softmax(handle: Handle, x: Any, scale: float = 1.0, mask: Any = None, lengths: Any = None,
+            group: int = 1, out: Any = None, stream: StreamLike = None) -> Any:
     """out = softmax(scale * x + mask) over the last dimension, columns j >=
     lengths[i // group] removed; mask (float32, [ceil(rows / group), cols]) is
     added to every row of its group.  A fully masked row gives zeros."""
@@ -159,7 +164,8 @@ def _bshd(t, what, heads):
     return b, s, hd, _rows(t, what)[2]
 
 
-def attention(handle, q, k, v, heads, lengths=None, scale=None, out=None, stream=None):
+def attention(handle: Handle, q: Any, k: Any, v: Any, heads: int, lengths: Any = None,
+              scale: Optional[float] = None, out: Any = None, stream: StreamLike = None) -> Any:
     """Fused scaled dot-product attention of an encoder: q [B, Sq, H*D], k and
     v [B, Sk, H*D] (views of one QKV projection are fine), lengths (int32
     [B]) the number of keys each sequence keeps.  Returns out [B, Sq, H*D]
@@ -187,7 +193,8 @@ def attention(handle, q, k, v, heads, lengths=None, scale=None, out=None, stream
     return out
 
 
-def embedding(handle, ids, table, out=None, stream=None):
+def embedding(handle: Handle, ids: Any, table: Any, out: Any = None,
+              stream: StreamLike = None) -> Any:
     """out[i] = table[ids[i]] (torch's F.embedding) for int32 or int64 ids of
     any shape; an index outside the table gives a row of NaN."""
     import torch
@@ -210,7 +217,8 @@ def embedding(handle, ids, table, out=None, stream=None):
     return out
 
 
-def mean_pool(handle, x, lengths=None, normalize=False, out=None, stream=None):
+def mean_pool(handle: Handle, x: Any, lengths: Any = None, normalize: bool = False,
+              out: Any = None, stream: StreamLike = None) -> Any:
     """out[b] = the mean of x[b, :lengths[b]] (x [B, S, D]), L2-normalised when
     normalize (sentence-transformers' mean pooling + Normalize)."""
     import torch

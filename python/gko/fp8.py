@@ -11,10 +11,14 @@ x.shape[0] factors of a 2-D x); every pointer 4-byte aligned.  The rules
 (saturation, NaN, infinities) are gko.h's.  FP8 GEMM: gko.gemm.gemm with
 float8 tensors, or gko.gemm.scaled_mm (torch._scaled_mm's contract).
 """
-import ctypes
+from __future__ import annotations
 
-from . import ScaleMode, _check, _declare, _handle_t, _status_t, _stream_of, _stream_t
-from .gemm import _TORCH_OF, _dtype
+import ctypes
+from typing import Any
+
+from . import (Handle, ScaleMode, StreamLike, _check, _declare, _handle_t, _status_t, _stream_of,
+               _stream_t)
+from .gemm import _TORCH_OF, DtypeLike, _dtype
 
 __all__ = ["quantize", "dequantize"]
 
@@ -56,12 +60,14 @@ def _convert(handle, fn, x, dtype, scale, rowwise, out, stream, amax=None):
     return out
 
 
-def quantize(handle, x, dtype, scale=None, rowwise=False, amax=None, out=None, stream=None):
+def quantize(handle: Handle, x: Any, dtype: DtypeLike, scale: Any = None, rowwise: bool = False,
+             amax: Any = None, out: Any = None, stream: StreamLike = None) -> Any:
     """out = saturate(x * scale) in dtype (torch.float8_e4m3fn / float8_e5m2);
     amax (1-element f32 tensor): max |x| from the same read.  Returns out."""
     return _convert(handle, "gko_quantize", x, dtype, scale, rowwise, out, stream, amax)
 
 
-def dequantize(handle, x, dtype, scale=None, rowwise=False, out=None, stream=None):
+def dequantize(handle: Handle, x: Any, dtype: DtypeLike, scale: Any = None,
+               rowwise: bool = False, out: Any = None, stream: StreamLike = None) -> Any:
     """out = x * scale in dtype (torch.float32 / float16 / bfloat16)."""
     return _convert(handle, "gko_dequantize", x, dtype, scale, rowwise, out, stream)

@@ -9,11 +9,14 @@ not) and global average pooling, NCHW (contiguous) or NHWC (channels_last).
 Arguments follow torch.nn.functional's (kernel_size, stride=kernel_size by
 default, padding, dilation (max only), ceil_mode, count_include_pad).
 """
+from __future__ import annotations
+
 import ctypes
 import enum
+from typing import Any, Optional, Union
 
-from . import _check, _declare, _handle_t, _status_t, _stream_of, _stream_t
-from .conv import Layout, _pair
+from . import Handle, StreamLike, _check, _declare, _handle_t, _status_t, _stream_of, _stream_t
+from .conv import Layout, PairLike, _pair
 from .gemm import _dtype
 
 __all__ = ["Mode", "Attr", "pool2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d_1"]
@@ -63,8 +66,9 @@ def _lib():
     return library()
 
 
-def pool2d(handle, x, mode, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-           out=None, stream=None):
+def pool2d(handle: Handle, x: Any, mode: Union[Mode, int], kernel_size: PairLike,
+           stride: Optional[PairLike] = None, padding: PairLike = 0, dilation: PairLike = 1,
+           ceil_mode: bool = False, out: Any = None, stream: StreamLike = None) -> Any:
     """y = pool(x) for a torch tensor x [N, C, H, W], contiguous (NCHW) or
     channels_last (NHWC); out (allocated in x's memory format when None)."""
     import torch
@@ -107,18 +111,23 @@ def pool2d(handle, x, mode, kernel_size, stride=None, padding=0, dilation=1, cei
     return out
 
 
-def max_pool2d(handle, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               out=None, stream=None):
+def max_pool2d(handle: Handle, x: Any, kernel_size: PairLike, stride: Optional[PairLike] = None,
+               padding: PairLike = 0, dilation: PairLike = 1, ceil_mode: bool = False,
+               out: Any = None, stream: StreamLike = None) -> Any:
+    """torch's F.max_pool2d (stride defaults to kernel_size): pool2d with Mode.MAX."""
     return pool2d(handle, x, Mode.MAX, kernel_size, stride, padding, dilation, ceil_mode, out,
                   stream)
 
 
-def avg_pool2d(handle, x, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, out=None, stream=None):
+def avg_pool2d(handle: Handle, x: Any, kernel_size: PairLike, stride: Optional[PairLike] = None,
+               padding: PairLike = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+               out: Any = None, stream: StreamLike = None) -> Any:
+    """torch's F.avg_pool2d (stride defaults to kernel_size; no divisor_override)."""
     mode = Mode.AVG if count_include_pad else Mode.AVG_EXCLUDE_PAD
     return pool2d(handle, x, mode, kernel_size, stride, padding, 1, ceil_mode, out, stream)
 
 
-def adaptive_avg_pool2d_1(handle, x, out=None, stream=None):
+def adaptive_avg_pool2d_1(handle: Handle, x: Any, out: Any = None,
+                          stream: StreamLike = None) -> Any:
     """torch's adaptive_avg_pool2d(x, 1): the mean of each H x W plane."""
     return pool2d(handle, x, Mode.AVG, (x.shape[2], x.shape[3]), 1, 0, 1, False, out, stream)

@@ -17,11 +17,18 @@ plans) when the structure changes -- values may change freely.
 Work goes to the tensor's current torch stream unless ``stream=`` says
 otherwise.
 """
+from __future__ import annotations
+
 import ctypes
 import enum
+from typing import Any, Dict, Optional, Sequence, Union
 
-from . import (_Owned, _Plan, _check, _declare, _handle_t, _is_torch, _status_t, _stream_of,
-               _stream_t, _torch_raw_stream, _workspace_arg, as_device_array)
+from . import (Array, Handle, StreamLike, _Owned, _Plan, _check, _declare, _handle_t, _is_torch,
+               _status_t, _stream_of, _stream_t, _torch_raw_stream, _workspace_arg,
+               as_device_array)
+
+# an enum value: the member, its int, or its name (case-insensitive, "-" for "_")
+KernelLike = Union["Kernel", int, str]
 
 __all__ = ["Index", "CsrCheck", "Layout", "Kernel", "CSR", "Plan", "spmm"]
 
@@ -117,7 +124,8 @@ class CSR(_Owned):
     row_ptr [m + 1] and col_ind [nnz] (both int32 or both int64) and values
     [nnz] (f32, f16 or bf16)."""
 
-    def __init__(self, row_ptr, col_ind, values, shape):
+    def __init__(self, row_ptr: Array, col_ind: Array, values: Array,
+                 shape: Sequence[int]) -> None:
         m, k = int(shape[0]), int(shape[1])
         it = _index_of(row_ptr)
         if _index_of(col_ind) != it:
@@ -136,7 +144,7 @@ class CSR(_Owned):
         self._a = a
 
     @classmethod
-    def from_torch(cls, t):
+    def from_torch(cls, t: Any) -> "CSR":
         """From a torch sparse CSR tensor (torch.sparse_csr_tensor) on the GPU."""
         import torch
         if t.layout != torch.sparse_csr:
@@ -145,12 +153,14 @@ class CSR(_Owned):
                    t.values().contiguous(), tuple(t.shape))
 
     @property
-    def value(self):
+    def value(self) -> ctypes.c_void_p:
+        """The C matrix (ValueError once closed)."""
         if self._a is None:
             raise ValueError("CSR is closed")
         return self._a
 
-    def validate(self, handle, stream=None, raise_on_error=True):
+    def validate(self, handle: Handle, stream: StreamLike = None,
+                 raise_on_error: bool = True) -> Dict[str, int]:
         """Checks the arrays on the GPU (waits for the answer).  Returns
         {"check": CsrCheck, "row": int, "sorted": 1/0/-1, "duplicates": 1/0/-1}.
         A malformed matrix raises GkoError (INVALID_VALUE, the detail names
@@ -182,8 +192,10 @@ class Plan(_Plan):
 
     _WORKSPACE_SIZE, _DESCRIBE = "gko_spmm_workspace_size", "gko_spmm_plan_describe"
 
-    def __init__(self, handle, csr, n, layout="row_major", ldb=None, ldc=None, kernel="auto",
-                 stream=None):
+    def __init__(self, handle: Handle, csr: CSR, n: int,
+                 layout: Union[Layout, int, str] = "row_major", ldb: Optional[int] = None,
+                 ldc: Optional[int] = None, kernel: KernelLike = "auto",
+                 stream: StreamLike = None) -> None:
         lay = Layout.COL_MAJOR if layout in ("col", "col_major", Layout.COL_MAJOR) \
             else Layout.ROW_MAJOR
         m, k = csr.shape
@@ -203,7 +215,8 @@ class Plan(_Plan):
         self._fn = _lib().gko_spmm_execute  # bound once: execute() calls it
 
     @property
-    def kernel(self):
+    def kernel(self) -> Kernel:
+        """The kernel the library chose for the plan."""
         v = _c.c_int(0)
         _check(_lib().gko_spmm_plan_kernel(self._p, _c.byref(v)), "gko_spmm_plan_kernel")
         return Kernel(v.value)
@@ -229,7 +242,8 @@ class Plan(_Plan):
                                  "dimension %d" % (name, (s0, s1), self.layout.name, ld))
         return da.ptr
 
-    def execute(self, B, C, alpha=1.0, beta=0.0, workspace=None, stream=None):
+    def execute(self, B: Optional[Array], C: Array, alpha: float = 1.0, beta: float = 0.0,
+                workspace: Optional[Array] = None, stream: StreamLike = None) -> Array:
         """C = alpha * A @ B + beta * C.  Returns C.  Torch tensors whose shapes,
         strides, dtypes and devices equal the last call's skip the checks."""
         try:
@@ -282,7 +296,8 @@ class Plan(_Plan):
 _PLANS_MAX = 64  # plans cached per handle (Handle._cached_plan)
 
 
-def spmm(handle, A, B, out=None, alpha=1.0, beta=0.0, kernel="auto", stream=None):
+def spmm(handle: Handle, A: CSR, B: Any, out: Any = None, alpha: float = 1.0, beta: float = 0.0,
+         kernel: KernelLike = "auto", stream: StreamLike = None) -> Any:
     """out = alpha * A @ B + beta * out for a CSR A and a row-major 2-D torch
     tensor B; out is allocated (zeros are not needed: beta=0 never reads it)
     when not given.  Plans are cached per (handle, A, n, ldb, ldc, kernel):

@@ -31,7 +31,7 @@ pre-activation recomputed); spmm has none.
 Importing gko does not import torch; this module does.
 """
 import threading
-from typing import List, Optional
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import torch
 
@@ -39,6 +39,7 @@ from . import Dtype, Handle, _check, library
 from . import conv as _gconv
 from . import gemm as _ggemm
 from . import sparse as _gsparse
+from .conv import PairLike
 
 if not hasattr(torch.library, "custom_op"):
     raise ImportError("gko.torch needs torch >= 2.4 (torch.library.custom_op); this is torch %s"
@@ -75,7 +76,7 @@ def _handle(dev):
     return h
 
 
-def clear_cache():
+def clear_cache() -> None:
     """Closes every plan and handle gko.torch made (the next call makes new
     ones), the plans evicted from the caches included, and drops its
     workspaces.
@@ -246,7 +247,8 @@ def _linear_backward(ctx, grad):
 _linear_op.register_autograd(_linear_backward, setup_context=_linear_setup)
 
 
-def linear(x, weight, bias=None, activation=None, backend="auto"):
+def linear(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] = None,
+           activation: Optional[str] = None, backend: str = "auto") -> torch.Tensor:
     """activation(x @ weight.T + bias) like torch.nn.functional.linear (+
     activation: None, "relu", "gelu" (erf, F.gelu's default) or
     "gelu_tanh") in one gko GEMM with a fused epilogue.  x [..., k], weight
@@ -269,14 +271,16 @@ class Linear(torch.nn.Linear):
     """torch.nn.Linear (same parameters and state_dict) whose forward is
     gko.torch.linear, with an optional fused activation and a GEMM backend."""
 
-    def __init__(self, in_features, out_features, bias=True, activation=None, backend="auto",
-                 device=None, dtype=None):
+    def __init__(self, in_features: int, out_features: int, bias: bool = True,
+                 activation: Optional[str] = None, backend: str = "auto", device: Any = None,
+                 dtype: Any = None) -> None:
         super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
         self.activation = _act_name(activation)
         self.backend = _backend(backend)
 
     @classmethod
-    def from_torch(cls, module, activation=None, backend="auto"):
+    def from_torch(cls, module: torch.nn.Linear, activation: Optional[str] = None,
+                   backend: str = "auto") -> "Linear":
         """A Linear sharing module's (a torch.nn.Linear) parameters."""
         new = cls.__new__(cls)
         torch.nn.Module.__init__(new)
@@ -287,10 +291,12 @@ class Linear(torch.nn.Linear):
         new.backend = _backend(backend)
         return new
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """gko.torch.linear with the module's parameters, activation and backend."""
         return linear(x, self.weight, self.bias, self.activation, self.backend)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
+        """nn.Linear's, with the activation and the backend."""
         return "%s, activation=%s, backend=%s" % (super().extra_repr(), self.activation,
                                                   self.backend)
 
@@ -365,7 +371,7 @@ def _gelu_backward(ctx, grad):
 _gelu_op.register_autograd(_gelu_backward, setup_context=_gelu_setup)
 
 
-def gelu(x, approximate="none"):
+def gelu(x: torch.Tensor, approximate: str = "none") -> torch.Tensor:
     """torch.nn.functional.gelu through gko (f32, f16, bf16; approximate
     "none" (erf) or "tanh").  The result keeps a contiguous or channels_last
     x's memory format; other strides give a contiguous result."""
@@ -377,14 +383,16 @@ def gelu(x, approximate="none"):
 class GELU(torch.nn.Module):
     """torch.nn.GELU through gko."""
 
-    def __init__(self, approximate="none"):
+    def __init__(self, approximate: str = "none") -> None:
         super().__init__()
         self.approximate = approximate
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """gko.torch.gelu with the module's approximation."""
         return gelu(x, self.approximate)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
+        """The approximation, as nn.GELU shows it."""
         return "approximate=%r" % self.approximate
 
 
@@ -485,7 +493,9 @@ def _pair(v, name):
     return [int(v), int(v)]
 
 
-def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, activation=None):
+def conv2d(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] = None,
+           stride: PairLike = 1, padding: PairLike = 0, dilation: PairLike = 1, groups: int = 1,
+           activation: Optional[str] = None) -> torch.Tensor:
     """torch.nn.functional.conv2d (+ activation: None, "relu", "gelu",
     "gelu_tanh") through gko, for x [N, C, H, W] and weight [K, C/groups, R,
     S] of one dtype; padding numbers (not "same"/"valid").  Computed (and
@@ -503,8 +513,12 @@ class Conv2d(torch.nn.Conv2d):
     numeric padding) whose forward is gko.torch.conv2d, with an optional
     fused activation."""
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
-                 groups=1, bias=True, activation=None, device=None, dtype=None):
+    def __init__(self, in_channels: int, out_channels: int,
+                 kernel_size: Union[int, Tuple[int, int]], stride: Union[int, Tuple[int, int]] = 1,
+                 padding: Union[int, Tuple[int, int]] = 0,
+                 dilation: Union[int, Tuple[int, int]] = 1, groups: int = 1, bias: bool = True,
+                 activation: Optional[str] = None, device: Any = None,
+                 dtype: Any = None) -> None:
         if isinstance(padding, str):
             raise ValueError("gko.torch.Conv2d takes padding as numbers, not %r" % padding)
         super().__init__(in_channels, out_channels, kernel_size, stride=stride, padding=padding,
@@ -512,7 +526,7 @@ class Conv2d(torch.nn.Conv2d):
         self.activation = _act_name(activation)
 
     @classmethod
-    def from_torch(cls, module, activation=None):
+    def from_torch(cls, module: torch.nn.Conv2d, activation: Optional[str] = None) -> "Conv2d":
         """A Conv2d sharing module's (a torch.nn.Conv2d) parameters."""
         if module.padding_mode != "zeros" or isinstance(module.padding, str):
             raise ValueError("gko.torch.Conv2d: padding_mode 'zeros' with numeric padding only")
@@ -527,11 +541,13 @@ class Conv2d(torch.nn.Conv2d):
         new.activation = _act_name(activation)
         return new
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """gko.torch.conv2d with the module's parameters, geometry and activation."""
         return conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
                       self.groups, self.activation)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
+        """nn.Conv2d's, with the activation."""
         return "%s, activation=%s" % (super().extra_repr(), self.activation)
 
 
@@ -575,7 +591,8 @@ def _(crow, col, values, m, k, b):
     return b.new_empty((m, b.shape[1]))
 
 
-def spmm(a, b):
+def spmm(a: Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor, torch.Tensor, Sequence[int]]],
+         b: torch.Tensor) -> torch.Tensor:
     """a @ b for a sparse CSR matrix a -- a torch.sparse_csr tensor, or a
     tuple (crow_indices, col_indices, values, (m, k)) -- and a dense 2-D b;
     values and b of one dtype (f32, f16, bf16), int32 or int64 indices.
