@@ -104,8 +104,9 @@ def _round_up(need):
 
 def _workspace(dev, stream, plan):
     """A workspace tensor of at least the plan's size for (dev, stream), or
-    None when the plan needs none.  Never allocated inside a CUDA graph
-    capture: RuntimeError there when (dev, stream) has none big enough."""
+    None when the plan needs none.  Inside a CUDA graph capture, where
+    (dev, stream) has none big enough, one for this call alone from the
+    graph's memory pool (as torch's own temporaries are)."""
     need = plan._need
     if need is None:
         need = plan._need = plan.workspace_size
@@ -120,11 +121,8 @@ def _workspace(dev, stream, plan):
         if ws is not None and ws.numel() >= need:
             return ws
         if torch.cuda.is_current_stream_capturing():
-            raise RuntimeError(
-                "gko.torch: this op needs a %d-byte workspace on stream 0x%x of cuda:%d and "
-                "none that large exists yet; run the op once on this stream before capturing "
-                "(a workspace is not allocated inside a CUDA graph capture)"
-                % (need, stream, dev))
+            # the graph keeps this memory for its replays; not shared with later calls
+            return torch.empty(need, dtype=torch.uint8, device=torch.device("cuda", dev))
         new = torch.empty(_round_up(need), dtype=torch.uint8, device=torch.device("cuda", dev))
         if ws is not None:
             _WS_RETIRED.append(ws)  # a captured graph may still use it

@@ -72,10 +72,11 @@ class FakeImpls(unittest.TestCase):
             s = gt.spmm((crow, col, vals, (7, 5)), torch.empty(5, 3, device="cuda"))
             self.assertEqual(tuple(s.shape), (7, 3))
 
-    def test_workspaces_rounded_and_never_made_in_capture(self):
+    def test_workspaces_rounded_and_call_local_in_capture(self):
         # gko.torch's per-(device, stream) workspace with torch.empty and the
         # capture query stubbed (no GPU): sizes round up to powers of two, a
-        # smaller one is retired (kept), and none is made inside a capture
+        # smaller one is retired (kept); inside a capture an existing one is
+        # used, else one for that call alone (the graph's pool), never kept
         import types
         import torch
         import gko.torch as gt
@@ -108,12 +109,14 @@ class FakeImpls(unittest.TestCase):
             self.assertIs(gt._workspace(0, 123, plan), w2)
             capturing[0] = True
             self.assertIs(gt._workspace(0, 123, plan), w2)  # exists: fine in a capture
-            with self.assertRaisesRegex(RuntimeError, "before capturing"):
-                gt._workspace(0, 456, plan)
+            w3 = gt._workspace(0, 456, plan)  # none on this stream: a call-local one
+            self.assertEqual(made, [1024, 2048, 1])
             plan._need = 4096
-            with self.assertRaisesRegex(RuntimeError, "before capturing"):
-                gt._workspace(0, 123, plan)
-            self.assertEqual(made, [1024, 2048])
+            w4 = gt._workspace(0, 123, plan)  # too small: a call-local one, exact size
+            self.assertEqual(made, [1024, 2048, 1, 4096])
+            kept = list(gt._WS.values()) + gt._WS_RETIRED
+            self.assertFalse(any(t is w3 or t is w4 for t in kept))
+            self.assertIs(gt._WS[(0, 123)], w2)
             plan._need = 0
             self.assertIsNone(gt._workspace(0, 456, plan))
         finally:
