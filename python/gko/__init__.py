@@ -394,10 +394,21 @@ def _workspace_for(t, stream, need):
 
 
 def _workspace_arg(w):
-    """(pointer, bytes) of a workspace given to execute(): a torch tensor (any
-    dtype), or any device array."""
+    """(pointer, bytes) of a workspace given to execute(): a contiguous torch
+    tensor or __cuda_array_interface__ array of any dtype, or a DLPack
+    array as_device_array takes."""
     if hasattr(w, "data_ptr"):
+        if not w.is_contiguous():
+            raise ValueError("workspace must be contiguous")
         return w.data_ptr(), w.numel() * w.element_size()
+    cai = getattr(w, "__cuda_array_interface__", None)
+    if cai is not None:
+        n, itemsize = 1, int(cai["typestr"][2:])
+        for d in cai["shape"]:
+            n *= d
+        if not _contiguous(cai["shape"], cai.get("strides"), itemsize):
+            raise ValueError("workspace must be contiguous")
+        return cai["data"][0], n * itemsize
     a = as_device_array(w)
     return a.ptr, a.nbytes
 

@@ -395,6 +395,13 @@ class HostOnly(unittest.TestCase):
         a = _Cai((8, 8))
         plan.execute(a, a, a, workspace=_Cai((100,), "<f4", ptr=1 << 30))
         self.assertEqual(calls[-1][8:10], (1 << 30, 400))  # bytes, not elements
+        ws = _Cai((300,), "|u1", ptr=1 << 31)  # any dtype: CuPy's uint8 buffers
+        plan.execute(a, a, a, workspace=ws)
+        self.assertEqual(calls[-1][8:10], (1 << 31, 300))
+        n = len(calls)
+        with self.assertRaisesRegex(ValueError, "contiguous"):
+            plan.execute(a, a, a, workspace=_Cai((100,), "<f4", strides=(2,)))
+        self.assertEqual(len(calls), n)
 
     @unittest.skipIf(_torch() is None, "needs torch (the CPU build is enough)")
     def test_gemm_fast_path_compares_metadata(self):
