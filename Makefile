@@ -131,7 +131,18 @@ STLIB  := lib/libgko.a
 .PHONY: all library test check deps deps-cjson bench probes run examples install clean abi-check sanitize tests asan fuzz abi-gate tsan help wheel
 all: library
 
-library: $(SHLIB) lib/$(SONAME) lib/libgko.so $(STLIB)
+# The Python binding's optional C helper (python/gko/_fastcall.c: the plan
+# executes' foreign calls without ctypes), CPython's stable ABI from 3.10:
+# built where $(PYTHON) is 3.10 or newer and has Python.h; make wheel
+# bundles it, pip install ./python stays pure Python.
+PY_INCLUDE := $(shell $(PYTHON) -c 'import sys, sysconfig; \
+  print(sysconfig.get_paths()["include"] if sys.version_info >= (3, 10) else "")' 2>/dev/null)
+FASTCALL := $(if $(PY_INCLUDE),$(if $(wildcard $(PY_INCLUDE)/Python.h),python/gko/_fastcall.abi3.so))
+library: $(SHLIB) lib/$(SONAME) lib/libgko.so $(STLIB) $(FASTCALL)
+
+python/gko/_fastcall.abi3.so: python/gko/_fastcall.c
+	@$(call say,CC,$<)
+	$(Q)$(CC) $(CFLAGS) -std=gnu11 $(WARN) -fPIC -shared -I$(PY_INCLUDE) $< -o $@
 
 # Each object depends on the headers it includes (the compilers' -MMD
 # lists, build/obj/*.d), so a header edit rebuilds only its includers.
@@ -278,7 +289,9 @@ test: library $(TEST_BIN)
 	@sh tests/abi_check.sh
 	@echo "== python binding (GPU parts need torch with CUDA and skip otherwise)"
 	@if command -v $(PYTHON) >/dev/null 2>&1; then \
-	  GKO_LIBRARY=$(CURDIR)/$(SHLIB) $(PYTHON) -m unittest discover -s python/tests -v; \
+	  GKO_LIBRARY=$(CURDIR)/$(SHLIB) $(PYTHON) -m unittest discover -s python/tests -v && \
+	  echo "== python binding again with GKO_FASTCALL=0 (every call through ctypes)" && \
+	  GKO_FASTCALL=0 GKO_LIBRARY=$(CURDIR)/$(SHLIB) $(PYTHON) -m unittest discover -s python/tests; \
 	else echo "$(PYTHON) not found: the Python binding tests were SKIPPED"; fi
 	@echo "make test: $$(sed 's/^== total: //' $(BUILD)/test-total.txt) in the C suites (GPU tests skip without a GPU); the ABI checks and the Python binding's tests (above) passed"
 check: test
@@ -340,7 +353,7 @@ install: library bench
 	install -m 755 $(BUILD)/bin/gko-bench $(DESTDIR)$(PREFIX)/bin/
 
 clean:
-	rm -rf $(BUILD) lib
+	rm -rf $(BUILD) lib python/gko/_fastcall*.so
 
 # the Python binding as a platform wheel with lib/libgko.so.X.Y.Z bundled
 # (pip install ./python is the pure-Python package without it)

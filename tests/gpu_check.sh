@@ -25,6 +25,9 @@ grep -E '^-- |^== total|FAIL|\[ERR\]|CRASH' "$out/tests.log" | head -40
 echo "== python binding"
 GKO_LIBRARY=$PWD/$(ls lib/libgko.so.*.*.* | head -1) python3 -m unittest discover -s python/tests -v > "$out/python.log" 2>&1 || status=1
 tail -3 "$out/python.log"
+echo "== python binding, every call through ctypes (GKO_FASTCALL=0)"
+GKO_FASTCALL=0 GKO_LIBRARY=$PWD/$(ls lib/libgko.so.*.*.* | head -1) python3 -m unittest discover -s python/tests -v > "$out/python-ctypes.log" 2>&1 || status=1
+tail -3 "$out/python-ctypes.log"
 # the MiniLM encoder against the stored float64 reference, when the model is here
 mdir=${GKO_MINILM_DIR:-build/models/all-MiniLM-L6-v2}
 if [ -x build/bin/minilm ] && [ -f "$mdir/model.safetensors" ]; then

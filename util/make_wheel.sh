@@ -40,20 +40,25 @@ mkdir -p "$STAGE" "$OUTDIR"
 cp python/pyproject.toml python/README.md "$STAGE/"
 cp -R python/gko "$STAGE/gko"
 find "$STAGE" -name __pycache__ -prune -exec rm -rf {} +
-rm -f "$STAGE"/gko/libgko.so*
+rm -f "$STAGE"/gko/libgko.so* "$STAGE"/gko/*.so
+[ -f python/gko/_fastcall.abi3.so ] && cp python/gko/_fastcall.abi3.so "$STAGE/gko/"
 LIBNAME=libgko.so.$MAJOR
 cp -L "$SHLIB" "$STAGE/gko/$LIBNAME"
 
-# the library as package data (the staged copy only: pip install ./python
-# stays pure Python)
-"$PY" - "$STAGE/pyproject.toml" "$LIBNAME" <<'EOF'
+# the library, and the C helper where make built it (python/gko/_fastcall.c,
+# CPython's stable ABI from 3.10; older Pythons skip it and use ctypes), as
+# package data (the staged copy only: pip install ./python stays pure Python)
+FAST=
+[ -f "$STAGE/gko/_fastcall.abi3.so" ] && FAST=_fastcall.abi3.so
+"$PY" - "$STAGE/pyproject.toml" "$LIBNAME" $FAST <<'EOF'
 import sys
-path, lib = sys.argv[1], sys.argv[2]
+path, files = sys.argv[1], sys.argv[2:]
 s = open(path).read()
 old = 'gko = ["py.typed"]'
 if old not in s:
     sys.exit("make_wheel: %s has no %s line to extend" % (path, old))
-open(path, "w").write(s.replace(old, 'gko = ["py.typed", "%s"]' % lib))
+open(path, "w").write(s.replace(old, "gko = [%s]" % ", ".join(
+    '"%s"' % f for f in ["py.typed"] + files)))
 EOF
 
 PLAT=$("$PY" -c 'import sysconfig; print(sysconfig.get_platform().replace("-", "_").replace(".", "_"))')
@@ -75,4 +80,4 @@ for want in (lib, "gko/py.typed", "gko/__init__.py"):
     if want not in names:
         sys.exit("make_wheel: %s lacks %s" % (whl, want))
 EOF
-echo "make wheel: $WHEEL (bundles gko/$LIBNAME from $SHLIB)"
+echo "make wheel: $WHEEL (bundles gko/$LIBNAME from $SHLIB${FAST:+ and gko/$FAST})"

@@ -638,6 +638,20 @@ def as_device_array(obj: Array) -> DeviceArray:
                     % type(obj).__name__)
 
 
+def _fast_call(name: str, fn: Any) -> Tuple[Any, Optional[int]]:
+    """(f, address) for an execute's foreign call without ctypes: the
+    function name of gko._fastcall (the optional C helper, see _fastcall.c)
+    and fn's address, or (None, None) where the helper is not built, cannot
+    load (Python < 3.10), or GKO_FASTCALL=0; the caller then calls fn."""
+    if os.environ.get("GKO_FASTCALL", "1") == "0":
+        return None, None
+    try:
+        from . import _fastcall
+    except ImportError:
+        return None, None
+    return getattr(_fastcall, name), _c.cast(fn, _c.c_void_p).value
+
+
 _RAW_STREAM = None
 
 

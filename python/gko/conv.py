@@ -23,9 +23,9 @@ import ctypes
 import enum
 from typing import Any, Optional, Sequence, Tuple, Union
 
-from . import (Array, Handle, StreamLike, _Owned, _Plan, _check, _declare, _handle_t, _is_torch,
-               _status_t, _stream_of, _stream_t, _torch_raw_stream, _workspace_arg,
-               _workspace_for, as_device_array)
+from . import (Array, Handle, StreamLike, _Owned, _Plan, _check, _declare, _fast_call,
+               _handle_t, _is_torch, _status_t, _stream_of, _stream_t, _torch_raw_stream,
+               _workspace_arg, _workspace_for, as_device_array)
 from .gemm import Compute, ComputeLike, DtypeLike, Epilogue, _align, _dtype, _enum
 
 # an enum value: the member, its int, or its name (case-insensitive)
@@ -276,6 +276,9 @@ class Plan(_Plan):
         self._w = (int(k), int(c) // groups, int(r), int(s))
         self._fn = _lib().gko_conv_execute  # bound once: execute() calls these
         self._fn_residual = _lib().gko_conv_execute_residual
+        self._fast, self._addr = _fast_call("conv_execute", self._fn)
+        self._fast_residual, self._addr_residual = _fast_call("conv_execute_residual",
+                                                              self._fn_residual)
 
     def info(self, what: Union[Info, int, str]) -> int:
         """One value (Info) the library resolved for the plan."""
@@ -325,14 +328,25 @@ class Plan(_Plan):
         if beta is None:
             beta = 0.0 if z is None else 1.0
         if z is None and beta == 0.0 and alpha == 1.0:
-            status = self._fn(self._p, x.data_ptr(), w.data_ptr(), pbias, y.data_ptr(), ws, nws,
-                              st)
+            if self._fast is not None:
+                p = self._p
+                status = self._fast(self._addr, None if p is None else p.value, x.data_ptr(),
+                                    w.data_ptr(), pbias, y.data_ptr(), ws, nws, st)
+            else:
+                status = self._fn(self._p, x.data_ptr(), w.data_ptr(), pbias, y.data_ptr(), ws,
+                                  nws, st)
             if status:
                 _check(status, "gko_conv_execute")
         else:
-            status = self._fn_residual(self._p, float(alpha), x.data_ptr(), w.data_ptr(), pbias,
-                                       float(beta), None if z is None else z.data_ptr(),
-                                       y.data_ptr(), ws, nws, st)
+            pz = None if z is None else z.data_ptr()
+            if self._fast_residual is not None:
+                p = self._p
+                status = self._fast_residual(self._addr_residual, None if p is None else p.value,
+                                             alpha, x.data_ptr(), w.data_ptr(), pbias, beta, pz,
+                                             y.data_ptr(), ws, nws, st)
+            else:
+                status = self._fn_residual(self._p, float(alpha), x.data_ptr(), w.data_ptr(),
+                                           pbias, float(beta), pz, y.data_ptr(), ws, nws, st)
             if status:
                 _check(status, "gko_conv_execute_residual")
         return y

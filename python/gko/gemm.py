@@ -22,8 +22,8 @@ import enum
 from typing import Any, Optional, Union
 
 from . import (Array, Dtype, Handle, ScaleMode, StreamLike, _Owned, _Plan, _check, _declare,
-               _handle_t, _is_torch, _status_t, _stream_of, _stream_t, _torch_raw_stream,
-               _workspace_arg, _workspace_for, as_device_array)
+               _fast_call, _handle_t, _is_torch, _status_t, _stream_of, _stream_t,
+               _torch_raw_stream, _workspace_arg, _workspace_for, as_device_array)
 
 __all__ = ["Op", "Layout", "Epilogue", "Backend", "Compute", "Fusion", "Pad", "Static", "Attr",
            "Desc", "Plan", "gemm", "linear", "scaled_mm"]
@@ -390,6 +390,8 @@ class Plan(_Plan):
         bias_dt = Dtype.BF16 if cd in (Dtype.F8E4M3, Dtype.F8E5M2) else cd
         self._opbias = _Bias(bias_dt, n, batch, g[Attr.STRIDE_BIAS])
         self._fn = execute if execute is not None else _lib().gko_gemm_execute
+        self._fast, self._addr = (None, None) if execute is not None else _fast_call(
+            "gemm_execute", self._fn)
         self._seen = None
 
     @property
@@ -443,9 +445,16 @@ class Plan(_Plan):
                 ws, nws = self._workspace(d, st)
         else:
             ws, nws = _workspace_arg(workspace)
-        status = self._fn(self._p, float(alpha), a.data_ptr(), b.data_ptr(), float(beta),
-                          None if c is None else c.data_ptr(), d.data_ptr(),
-                          None if bias is None else bias.data_ptr(), ws, nws, st)
+        if self._fast is not None:
+            p = self._p
+            status = self._fast(self._addr, None if p is None else p.value, alpha, a.data_ptr(),
+                                b.data_ptr(), beta, None if c is None else c.data_ptr(),
+                                d.data_ptr(), None if bias is None else bias.data_ptr(), ws, nws,
+                                st)
+        else:
+            status = self._fn(self._p, float(alpha), a.data_ptr(), b.data_ptr(), float(beta),
+                              None if c is None else c.data_ptr(), d.data_ptr(),
+                              None if bias is None else bias.data_ptr(), ws, nws, st)
         if status:
             _check(status, "gko_gemm_execute")
         return d

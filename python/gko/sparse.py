@@ -23,9 +23,9 @@ import ctypes
 import enum
 from typing import Any, Dict, Optional, Sequence, Union
 
-from . import (Array, Handle, StreamLike, _Owned, _Plan, _check, _declare, _handle_t, _is_torch,
-               _status_t, _stream_of, _stream_t, _torch_raw_stream, _workspace_arg,
-               as_device_array)
+from . import (Array, Handle, StreamLike, _Owned, _Plan, _check, _declare, _fast_call,
+               _handle_t, _is_torch, _status_t, _stream_of, _stream_t, _torch_raw_stream,
+               _workspace_arg, as_device_array)
 
 # an enum value: the member, its int, or its name (case-insensitive, "-" for "_")
 KernelLike = Union["Kernel", int, str]
@@ -213,6 +213,7 @@ class Plan(_Plan):
         self._p = p
         self._ws = None
         self._fn = _lib().gko_spmm_execute  # bound once: execute() calls it
+        self._fast, self._addr = _fast_call("spmm_execute", self._fn)
 
     @property
     def kernel(self) -> Kernel:
@@ -267,8 +268,13 @@ class Plan(_Plan):
                 ws, nws = self._workspace(C, st)
         else:
             ws, nws = _workspace_arg(workspace)
-        status = self._fn(self._p, float(alpha), None if B is None else B.data_ptr(),
-                          float(beta), C.data_ptr(), ws, nws, st)
+        pb = None if B is None else B.data_ptr()
+        if self._fast is not None:
+            p = self._p
+            status = self._fast(self._addr, None if p is None else p.value, alpha, pb, beta,
+                                C.data_ptr(), ws, nws, st)
+        else:
+            status = self._fn(self._p, float(alpha), pb, float(beta), C.data_ptr(), ws, nws, st)
         if status:
             _check(status, "gko_spmm_execute")
         return C

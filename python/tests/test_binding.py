@@ -403,6 +403,50 @@ class HostOnly(unittest.TestCase):
             plan.execute(a, a, a, workspace=_Cai((100,), "<f4", strides=(2,)))
         self.assertEqual(len(calls), n)
 
+    def test_fastcall_matches_ctypes(self):
+        # the optional C helper (python/gko/_fastcall.c): where make built it
+        # it must load, and each of its calls must reach the library as the
+        # ctypes call does (here with a NULL plan: the same status and detail)
+        here = os.path.join(os.path.dirname(gko.__file__), "_fastcall.abi3.so")
+        if sys.version_info < (3, 10) or not os.path.exists(here):
+            self.skipTest("no gko/_fastcall.abi3.so for this Python (make builds it)")
+        if os.environ.get("GKO_FASTCALL") == "0":
+            self.assertEqual(gko._fast_call("gemm_execute", gko.gemm._lib().gko_gemm_execute),
+                             (None, None))
+            self.skipTest("GKO_FASTCALL=0")
+        from gko import _fastcall
+        lib = gko.library()
+        cases = {
+            "gemm_execute": (lib.gko_gemm_execute,
+                             (None, 1.0, None, None, 0.0, None, None, None, None, 0, None)),
+            "conv_execute": (lib.gko_conv_execute, (None, None, None, None, None, None, 0, None)),
+            "conv_execute_residual": (lib.gko_conv_execute_residual,
+                                      (None, 1.0, None, None, None, 1.0, None, None, None, 0,
+                                       None)),
+            "spmm_execute": (lib.gko_spmm_execute, (None, 1.0, None, 0.0, None, None, 0, None)),
+        }
+        for name, (fn, args) in cases.items():
+            f, addr = gko._fast_call(name, fn)
+            self.assertIs(f, getattr(_fastcall, name))
+            want = fn(*args)
+            want_detail = lib.gko_last_error_detail()
+            self.assertEqual(want, gko.Status.INVALID_VALUE, name)
+            self.assertEqual(f(addr, *args), want, name)
+            self.assertEqual(lib.gko_last_error_detail(), want_detail, name)
+            with self.assertRaisesRegex(TypeError, "takes %d arguments" % (len(args) + 1)):
+                f(addr, *args[:-1])
+            with self.assertRaisesRegex(TypeError, "must be an address"):
+                f(addr, 1.5, *args[1:])  # a float where an address goes
+        gemm = cases["gemm_execute"][1]
+        f, addr = gko._fast_call("gemm_execute", lib.gko_gemm_execute)
+        with self.assertRaises(TypeError):
+            f(addr, None, "1", *gemm[2:])  # alpha must be a number
+        with self.assertRaises(OverflowError):
+            f(addr, *gemm[:9], -1, None)  # workspace_bytes is a size
+        # a plan binds it (a stand-in C function does not)
+        self.assertIsNotNone(_stand_in_gemm_plan([], 8, 8, 8)._fn)
+        self.assertIsNone(_stand_in_gemm_plan([], 8, 8, 8)._fast)
+
     @unittest.skipIf(_torch() is None, "needs torch (the CPU build is enough)")
     def test_gemm_fast_path_compares_metadata(self):
         # CPU tensors never pass the checks (not CUDA); primed as a passed check
