@@ -26,16 +26,22 @@
 # compile takes ~5 GB).  -jN on the command line, or GKO_JOBS=N, chooses.
 ifndef GKO_INNER
 GOALS := $(or $(MAKECMDGOALS),all)
+# free memory: the machine's, or a cgroup's limit less its use where lower
 GKO_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); \
   m=$$(awk '/^MemAvailable:/ { print int($$2 / 5242880) }' /proc/meminfo 2>/dev/null); \
+  l=$$(cat /sys/fs/cgroup/memory.max 2>/dev/null); u=$$(cat /sys/fs/cgroup/memory.current 2>/dev/null); \
+  if [ "$$l" -ge 0 ] 2>/dev/null && [ "$$u" -ge 0 ] 2>/dev/null; then c=$$(( (l - u) / 5368709120 )); \
+    if [ -z "$$m" ] || [ "$$c" -lt "$$m" ]; then m=$$c; fi; fi; \
   [ -n "$$m" ] && [ "$$m" -lt "$$n" ] && n=$$m; [ "$$n" -ge 1 ] 2>/dev/null || n=1; echo $$n)
-.PHONY: $(GOALS)
-# the goals one after another (make clean all must not run both at once)
-$(firstword $(GOALS)):
-	+@for g in $(GOALS); do \
-	  $(MAKE) --no-print-directory GKO_INNER=1 $(if $(filter -j%,$(MAKEFLAGS)),,-j$(GKO_JOBS)) $$g || exit $$?; \
-	done
-$(wordlist 2,$(words $(GOALS)),$(GOALS)): $(firstword $(GOALS)) ; @:
+.PHONY: _gko_outer $(sort $(GOALS))
+# the goals one after another (make clean all must not run both at once);
+# with -k, on past a failed goal
+_gko_outer:
+	+@rc=0; for g in $(GOALS); do \
+	  $(MAKE) --no-print-directory GKO_INNER=1 $(if $(filter -j%,$(MAKEFLAGS)),,-j$(GKO_JOBS)) $$g || \
+	    { rc=$$?; $(if $(findstring k,$(firstword -$(MAKEFLAGS))),:,exit $$rc); }; \
+	done; exit $$rc
+$(sort $(GOALS)): _gko_outer ; @:
 else
 
 NVCC      ?= nvcc
@@ -140,9 +146,9 @@ PY_INCLUDE := $(shell $(PYTHON) -c 'import sys, sysconfig; \
 FASTCALL := $(if $(PY_INCLUDE),$(if $(wildcard $(PY_INCLUDE)/Python.h),python/gko/_fastcall.abi3.so))
 library: $(SHLIB) lib/$(SONAME) lib/libgko.so $(STLIB) $(FASTCALL)
 
-python/gko/_fastcall.abi3.so: python/gko/_fastcall.c
+python/gko/_fastcall.abi3.so: python/gko/_fastcall.c $(FLAGS_STAMP)
 	@$(call say,CC,$<)
-	$(Q)$(CC) $(CFLAGS) -std=gnu11 $(WARN) -fPIC -shared -I$(PY_INCLUDE) $< -o $@
+	$(Q)$(CC) $(CFLAGS) -std=gnu11 $(WARN) -fPIC -shared -I'$(PY_INCLUDE)' $< -o $@
 
 # Each object depends on the headers it includes (the compilers' -MMD
 # lists, build/obj/*.d), so a header edit rebuilds only its includers.
@@ -171,6 +177,10 @@ $(SM90_OBJ): $(BUILD)/obj/%.cu.o: kernels/%.cu $(FLAGS_STAMP) $(CUTLASS_STAMP) |
 
 -include $(wildcard $(BUILD)/obj/*.d)
 
+# apt-get, one at a time: under make -j the CUTLASS fetch (python3-pip) and
+# the test dependencies (Criterion, cJSON) may both install packages
+APT_GET = mkdir -p $(BUILD) && $(if $(shell command -v flock 2>/dev/null),flock $(BUILD)/.apt.lock )apt-get
+
 # The wheel is a zip file; only cutlass_library/source/include and
 # packed_stride.hpp (from tools/util/include) are kept.
 $(CUTLASS_STAMP):
@@ -178,8 +188,8 @@ $(CUTLASS_STAMP):
 	@rm -rf $(CUTLASS_DIR) $(BUILD)/dl && mkdir -p $(BUILD)/dl
 	@$(PYTHON) -m pip --version >/dev/null 2>&1 || \
 	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
-	    (apt-get install -y -q --no-install-recommends python3-pip >/dev/null 2>&1 || \
-	     (apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends python3-pip >/dev/null)); } || \
+	    ($(APT_GET) install -y -q --no-install-recommends python3-pip >/dev/null 2>&1 || \
+	     ($(APT_GET) update -q >/dev/null && $(APT_GET) install -y -q --no-install-recommends python3-pip >/dev/null)); } || \
 	  { echo "error: fetching CUTLASS needs pip ($(PYTHON) -m pip); install python3-pip, or build with GKO_SM90=0" >&2; exit 1; }
 	@$(PYTHON) -m pip download -q --no-deps --only-binary=:all: -d $(BUILD)/dl \
 	  nvidia-cutlass==$(CUTLASS_VERSION) || \
@@ -228,8 +238,8 @@ define deb_dep
 	@if $(call have,$(1),$(2)); then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  echo "installing $(3) with apt-get"; \
-	  (apt-get install -y -q $(3) >/dev/null 2>&1 || \
-	   (apt-get update -q >/dev/null && apt-get install -y -q $(3) >/dev/null)) || \
+	  ($(APT_GET) install -y -q $(3) >/dev/null 2>&1 || \
+	   ($(APT_GET) update -q >/dev/null && $(APT_GET) install -y -q $(3) >/dev/null)) || \
 	  { echo "error: apt-get could not install $(3)" >&2; exit 1; }; \
 	else echo "error: $(4) need(s) the Debian/Ubuntu package $(3) (sudo apt-get install $(3))" >&2; exit 1; fi
 endef
