@@ -22,6 +22,7 @@ from __future__ import annotations
 import ctypes
 import enum
 import os
+import sys
 import threading
 from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
@@ -398,6 +399,8 @@ def _workspace_arg(w):
     tensor or __cuda_array_interface__ array of any dtype, or a DLPack
     array as_device_array takes."""
     if hasattr(w, "data_ptr"):
+        if not w.is_cuda:
+            raise TypeError("workspace is on %s; gko needs a CUDA tensor" % w.device)
         if not w.is_contiguous():
             raise ValueError("workspace must be contiguous")
         return w.data_ptr(), w.numel() * w.element_size()
@@ -410,6 +413,8 @@ def _workspace_arg(w):
             raise ValueError("workspace must be contiguous")
         return cai["data"][0], n * itemsize
     a = as_device_array(w)
+    if not a.contiguous:
+        raise ValueError("workspace must be contiguous")
     return a.ptr, a.nbytes
 
 
@@ -641,9 +646,10 @@ def as_device_array(obj: Array) -> DeviceArray:
 def _fast_call(name: str, fn: Any) -> Tuple[Any, Optional[int]]:
     """(f, address) for an execute's foreign call without ctypes: the
     function name of gko._fastcall (the optional C helper, see _fastcall.c)
-    and fn's address, or (None, None) where the helper is not built, cannot
-    load (Python < 3.10), or GKO_FASTCALL=0; the caller then calls fn."""
-    if os.environ.get("GKO_FASTCALL", "1") == "0":
+    and fn's address, or (None, None) where the helper is not built, on
+    Python < 3.10 (its stable ABI is 3.10's), or with GKO_FASTCALL=0; the
+    caller then calls fn.  The caller passes alpha and beta as floats."""
+    if os.environ.get("GKO_FASTCALL", "1") == "0" or sys.version_info < (3, 10):
         return None, None
     try:
         from . import _fastcall

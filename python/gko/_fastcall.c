@@ -30,6 +30,7 @@ static int take(const char *name, const char *kinds, PyObject *const *args, Py_s
     PyErr_Format(PyExc_TypeError, "%s takes %zd arguments (%zd given)", name, want, n);
     return -1;
   }
+  void **first = p; /* the function's address */
   for (Py_ssize_t i = 0; i < n; i++) {
     PyObject *o = args[i];
     switch (kinds[i]) {
@@ -50,11 +51,19 @@ static int take(const char *name, const char *kinds, PyObject *const *args, Py_s
       *f = PyFloat_AsDouble(o);
       if (*f++ == -1.0 && PyErr_Occurred()) return -1;
       break;
-    default: /* 'z' */
-      *z = PyLong_AsSize_t(o);
+    default: { /* 'z' */
+      PyObject *index = PyNumber_Index(o);
+      if (!index) return -1;
+      *z = PyLong_AsSize_t(index);
+      Py_DECREF(index);
       if (*z == (size_t)-1 && PyErr_Occurred()) return -1;
       break;
     }
+    }
+  }
+  if (!*first) {
+    PyErr_Format(PyExc_ValueError, "%s: the function address is NULL", name);
+    return -1;
   }
   return 0;
 }

@@ -342,8 +342,8 @@ class Plan(_Plan):
             if self._fast_residual is not None:
                 p = self._p
                 status = self._fast_residual(self._addr_residual, None if p is None else p.value,
-                                             alpha, x.data_ptr(), w.data_ptr(), pbias, beta, pz,
-                                             y.data_ptr(), ws, nws, st)
+                                             float(alpha), x.data_ptr(), w.data_ptr(), pbias,
+                                             float(beta), pz, y.data_ptr(), ws, nws, st)
             else:
                 status = self._fn_residual(self._p, float(alpha), x.data_ptr(), w.data_ptr(),
                                            pbias, float(beta), pz, y.data_ptr(), ws, nws, st)

@@ -447,8 +447,9 @@ class Plan(_Plan):
             ws, nws = _workspace_arg(workspace)
         if self._fast is not None:
             p = self._p
-            status = self._fast(self._addr, None if p is None else p.value, alpha, a.data_ptr(),
-                                b.data_ptr(), beta, None if c is None else c.data_ptr(),
+            status = self._fast(self._addr, None if p is None else p.value, float(alpha),
+                                a.data_ptr(), b.data_ptr(), float(beta),
+                                None if c is None else c.data_ptr(),
                                 d.data_ptr(), None if bias is None else bias.data_ptr(), ws, nws,
                                 st)
         else:

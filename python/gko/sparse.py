@@ -271,8 +271,8 @@ class Plan(_Plan):
         pb = None if B is None else B.data_ptr()
         if self._fast is not None:
             p = self._p
-            status = self._fast(self._addr, None if p is None else p.value, alpha, pb, beta,
-                                C.data_ptr(), ws, nws, st)
+            status = self._fast(self._addr, None if p is None else p.value, float(alpha), pb,
+                                float(beta), C.data_ptr(), ws, nws, st)
         else:
             status = self._fn(self._p, float(alpha), pb, float(beta), C.data_ptr(), ws, nws, st)
         if status:

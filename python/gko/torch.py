@@ -19,10 +19,10 @@ clear_cache() closes them all: a captured CUDA graph must not outlive the
 plans it used, so clear the cache only when no graph that ran these ops is
 replayed again and no other thread is inside a gko.torch call.  The
 workspace is one buffer per (device, stream) (sizes rounded up to powers of
-two), never freed while a graph may use it.  Plans and workspaces are made
-outside capture: run each shape once on the capturing stream before
-capturing (torch.compile's CUDA graphs warm up first anyway); a capture
-that would need a new workspace raises RuntimeError.
+two), never freed while a graph may use it.  A call inside a CUDA graph
+capture whose stream has none big enough gets one of its own (from the
+graph's memory pool when torch captures), kept alive, like the replaced
+ones, until clear_cache(): the graph's replays write it.
 
 Gradients: linear, gelu and conv2d have backward formulas in torch's own
 operators (activation gradients from the saved output, or from the
@@ -105,8 +105,8 @@ def _round_up(need):
 def _workspace(dev, stream, plan):
     """A workspace tensor of at least the plan's size for (dev, stream), or
     None when the plan needs none.  Inside a CUDA graph capture, where
-    (dev, stream) has none big enough, one for this call alone from the
-    graph's memory pool (as torch's own temporaries are)."""
+    (dev, stream) has none big enough, one for this call alone, kept (the
+    graph's replays write it) but not shared with later calls."""
     need = plan._need
     if need is None:
         need = plan._need = plan.workspace_size
@@ -121,8 +121,10 @@ def _workspace(dev, stream, plan):
         if ws is not None and ws.numel() >= need:
             return ws
         if torch.cuda.is_current_stream_capturing():
-            # the graph keeps this memory for its replays; not shared with later calls
-            return torch.empty(need, dtype=torch.uint8, device=torch.device("cuda", dev))
+            # kept: freed, torch could hand it to later work that the replays would overwrite
+            own = torch.empty(need, dtype=torch.uint8, device=torch.device("cuda", dev))
+            _WS_RETIRED.append(own)
+            return own
         new = torch.empty(_round_up(need), dtype=torch.uint8, device=torch.device("cuda", dev))
         if ws is not None:
             _WS_RETIRED.append(ws)  # a captured graph may still use it

@@ -443,6 +443,8 @@ class HostOnly(unittest.TestCase):
             f(addr, None, "1", *gemm[2:])  # alpha must be a number
         with self.assertRaises(OverflowError):
             f(addr, *gemm[:9], -1, None)  # workspace_bytes is a size
+        with self.assertRaisesRegex(ValueError, "NULL"):
+            f(None, *gemm)  # no function: refused, not called
         # a plan binds it (a stand-in C function does not)
         self.assertIsNotNone(_stand_in_gemm_plan([], 8, 8, 8)._fn)
         self.assertIsNone(_stand_in_gemm_plan([], 8, 8, 8)._fast)

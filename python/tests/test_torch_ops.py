@@ -76,7 +76,7 @@ class FakeImpls(unittest.TestCase):
         # gko.torch's per-(device, stream) workspace with torch.empty and the
         # capture query stubbed (no GPU): sizes round up to powers of two, a
         # smaller one is retired (kept); inside a capture an existing one is
-        # used, else one for that call alone (the graph's pool), never kept
+        # used, else one for that call alone, kept alive but not shared
         import types
         import torch
         import gko.torch as gt
@@ -114,8 +114,9 @@ class FakeImpls(unittest.TestCase):
             plan._need = 4096
             w4 = gt._workspace(0, 123, plan)  # too small: a call-local one, exact size
             self.assertEqual(made, [1024, 2048, 1, 4096])
-            kept = list(gt._WS.values()) + gt._WS_RETIRED
-            self.assertFalse(any(t is w3 or t is w4 for t in kept))
+            self.assertFalse(any(t is w3 or t is w4 for t in gt._WS.values()))  # not shared
+            self.assertIs(gt._WS_RETIRED[-2], w3)  # but kept alive for the graph's replays
+            self.assertIs(gt._WS_RETIRED[-1], w4)
             self.assertIs(gt._WS[(0, 123)], w2)
             plan._need = 0
             self.assertIsNone(gt._workspace(0, 456, plan))
