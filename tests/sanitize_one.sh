@@ -61,7 +61,8 @@ fi
 # tool nothing to instrument: no report, not a failure -- if the suite ran
 # (a binary that cannot even load its libraries also never calls CUDA)
 if [ $rc -eq 255 ] && grep -q 'terminated before first instrumented API call' "$log"; then
-  if grep -q 'Synthesis' "$log" && ! grep -q 'error while loading shared libraries' "$log"; then
+  if grep -q 'Synthesis:.*Failing: 0 | Crashing: 0' "$log" &&
+     ! grep -q 'error while loading shared libraries' "$log"; then
     rc=0; summary="no CUDA call to check"
   else
     summary="the suite did not run: $(grep -m1 -E 'error while loading|cannot' "$log")"

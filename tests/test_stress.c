@@ -1020,7 +1020,8 @@ static void conv_graph_case(gko_handle_t h, const char *name, gko_dtype_t dt,
   cc.bias = (ep & 1) ? rand_dev(dt, (size_t)k, -1, 1) : NULL;
   T_OK(gko_conv_workspace_size(cc.plan, &cc.wsb));
   /* poisoned: written before the kernels read it, for initcheck, which does not see the TMA
-   * stores of the sm_90 GEMMs that write D there (docs/reliability.md) */
+   * stores of the sm_90 GEMMs that write D there (docs/reliability.md); a real read of an
+   * unwritten word would still show, as poison in y against the eager run's */
   cc.ws = cc.wsb ? poisoned_dev(cc.wsb) : NULL;
   const size_t yb = (size_t)(n * k * oh * ow) * gko_dtype_size(dt);
   void *poison = poisoned_dev(yb);

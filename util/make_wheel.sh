@@ -46,7 +46,8 @@ LIBNAME=libgko.so.$MAJOR
 cp -L "$SHLIB" "$STAGE/gko/$LIBNAME"
 
 # the library, and the C helper where make built it (python/gko/_fastcall.c,
-# CPython's stable ABI from 3.10; older Pythons skip it and use ctypes), as
+# CPython's stable ABI from 3.10; the binding uses it only on 3.10 and
+# newer, ctypes elsewhere -- so the wheel stays py3-none), as
 # package data (the staged copy only: pip install ./python stays pure Python)
 FAST=
 [ -f "$STAGE/gko/_fastcall.abi3.so" ] && FAST=_fastcall.abi3.so
@@ -72,11 +73,11 @@ VERSION=$(sed -n 's/^version = "\(.*\)"/\1/p' "$STAGE/pyproject.toml")
 WHEEL=$OUTDIR/gko-$VERSION-py3-none-$PLAT.whl
 rm -f "$OUTDIR"/gko-*.whl
 "$PY" -m pip wheel -q --no-deps --no-build-isolation -w "$OUTDIR" "$STAGE"
-"$PY" - "$WHEEL" "gko/$LIBNAME" <<'EOF'
+"$PY" - "$WHEEL" "gko/$LIBNAME" $FAST <<'EOF'
 import sys, zipfile
 whl, lib = sys.argv[1], sys.argv[2]
 names = zipfile.ZipFile(whl).namelist()
-for want in (lib, "gko/py.typed", "gko/__init__.py"):
+for want in [lib, "gko/py.typed", "gko/__init__.py"] + ["gko/" + f for f in sys.argv[3:]]:
     if want not in names:
         sys.exit("make_wheel: %s lacks %s" % (whl, want))
 EOF

@@ -244,11 +244,11 @@ class InProcessC:
         cc = os.environ.get("CC", "cc")
         if shutil.which(cc) is None:
             raise OSError("no %s: no in-process C figures" % cc)
-        d = tempfile.mkdtemp(prefix="gko-ccl-")
-        so = os.path.join(d, "c_call_loop.so")
-        subprocess.run([cc, "-O2", "-shared", "-fPIC", os.path.join(HERE, "c_call_loop.c"),
-                        "-o", so], check=True)
-        self.lib = ctypes.CDLL(so)
+        with tempfile.TemporaryDirectory(prefix="gko-ccl-") as d:
+            so = os.path.join(d, "c_call_loop.so")
+            subprocess.run([cc, "-O2", "-shared", "-fPIC", os.path.join(HERE, "c_call_loop.c"),
+                            "-o", so], check=True)
+            self.lib = ctypes.CDLL(so)  # loaded: the file may go
         V, Z, I, D = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.POINTER(ctypes.c_double)
         self.lib.c_latency.argtypes = [V] * 7 + [Z, V, I, D]
         self.lib.c_host.argtypes = [V] * 7 + [Z, V, I, I, D]

@@ -35,8 +35,8 @@ int c_latency(void *fn, void *sync, void *plan, const void *a, const void *b, vo
   return 0;
 }
 
-/* host time per call of `calls` back-to-back calls (µs), the median of reps
- * such loops written to out[0] (a stream sync between loops) */
+/* host time per call (µs) of `calls` back-to-back calls, for each of reps
+ * such loops (a stream sync between them) in out[0..reps) */
 int c_host(void *fn, void *sync, void *plan, const void *a, const void *b, void *d, void *ws,
            size_t nws, void *stream, int calls, int reps, double *out) {
   gemm_execute_fn f = (gemm_execute_fn)fn;
