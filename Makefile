@@ -107,12 +107,19 @@ LIB_LDLIBS := -L$(CUDA_LIB) -lcublasLt -lcudart_static -lrt -lpthread -ldl
 # (and every object rebuilt) when GKO_ARCHS, GKO_SM90 or a flag changes.
 # Compared and written with make's own $(file) (no shell quoting), not
 # under a dry run (make -n).
+# The libraries depend the same way on the link line (LINK_STAMP).
 FLAGS_ID    := $(NVCC) $(NVCCFLAGS) $(LIB_NVFLAGS) $(SM90_NVFLAGS) $(CC) $(CFLAGS) $(LIB_CFLAGS)
 FLAGS_STAMP := $(BUILD)/obj/flags.stamp
+LINK_ID     := $(CXX) $(LIB_LDLIBS)
+LINK_STAMP  := $(BUILD)/obj/link.stamp
 ifeq ($(findstring n,$(firstword -$(MAKEFLAGS))),)
 ifneq ($(file <$(FLAGS_STAMP)),$(FLAGS_ID))
 $(shell mkdir -p $(BUILD)/obj)
 $(file >$(FLAGS_STAMP),$(FLAGS_ID))
+endif
+ifneq ($(file <$(LINK_STAMP)),$(LINK_ID))
+$(shell mkdir -p $(BUILD)/obj)
+$(file >$(LINK_STAMP),$(LINK_ID))
 endif
 endif
 
@@ -166,6 +173,8 @@ SM90_FLAG := $(BUILD)/obj/sm90-$(GKO_SM90).flag
 shquote = '$(subst ','\'',$(1))'
 $(FLAGS_STAMP): | $(BUILD)/obj
 	@printf '%s\n' $(call shquote,$(FLAGS_ID)) > $@
+$(LINK_STAMP): | $(BUILD)/obj
+	@printf '%s\n' $(call shquote,$(LINK_ID)) > $@
 
 $(SM90_FLAG): | $(BUILD)/obj
 	rm -f $(BUILD)/obj/sm90-*.flag && touch $@
@@ -209,7 +218,7 @@ $(CUTLASS_STAMP):
 	@rm -rf $(BUILD)/dl
 	@touch $@
 
-$(SHLIB): $(OBJ) src/gko.map
+$(SHLIB): $(OBJ) src/gko.map $(LINK_STAMP)
 	@mkdir -p lib
 	@$(call say,LINK,$@)
 	$(Q)$(CXX) -shared -o $@ $(OBJ) -Wl,-soname,$(SONAME) \
