@@ -1,7 +1,8 @@
 /* bench_fp8.c -- gko-bench's FP8 module.
  *
  *   gko-bench fp8 [--m M --n N --k K] [--fast] [--autotune] [--out bf16|f16|f32|e4m3]
- *   gko-bench fp8 --suite        (the default suite: GEMM shapes, quantize)
+ *   gko-bench fp8 --decode [--m M --n N --k K] [--x bf16|f16] [--static]
+ *   gko-bench fp8 --suite        (the default suite: GEMM shapes, decode, quantize)
  *
  * GEMM: D = A B^T (row-major, B stored n x k: both operands k-contiguous, as
  * cuBLASLt's FP8 kernels need), e4m3 x e4m3 with per-tensor factors, D bf16
@@ -173,6 +174,159 @@ static int fp8_gemm_one(gko_handle_t h, cudaStream_t s, const char *name, int64_
   return 0;
 }
 
+/* ---- decode with FP8 weights ----------------------------------------------------- */
+
+/* Weight-only FP8: m rows of bf16 (or f16) activations against n x k e4m3
+ * weights (x W^T), next to gko's 16-bit decode of the same shape (AUTO: its
+ * decode kernel or cuBLASLt), both with the weights rotated through copies
+ * totalling at least 256 MB (they come from HBM), graph replay; floor =
+ * the bytes of W, x and D once at 4.2 TB/s, the decode tables' ceiling. */
+enum { kDecodeRot = 64 };
+static const double kDecodeBytesPerUs = 4.2e6;
+
+typedef struct {
+  gko_gemm_plan_t plan;
+  const void *x;
+  void *w[kDecodeRot];
+  int nw, i;
+  void *d, *ws;
+  size_t ws_bytes;
+  const float *sb;
+} decode_ctx;
+
+static void run_decode(void *p, cudaStream_t s) {
+  decode_ctx *c = p;
+  GK(gko_gemm_execute_scaled(c->plan, 1.0f, c->x, NULL, c->w[c->i], c->sb, 0.0f, NULL, c->d, NULL,
+                             NULL, NULL, c->ws, c->ws_bytes, s));
+  c->i = (c->i + 1) % c->nw;
+}
+
+static gko_gemm_plan_t plan_decode(gko_handle_t h, gko_dtype_t xdt, gko_dtype_t wdt, int64_t m,
+                                   int64_t n, int64_t k, int stat, char *text, size_t cap) {
+  gko_gemm_desc_t d;
+  gko_gemm_plan_t p;
+  GK(gko_gemm_desc_create(&d, xdt, xdt, m, n, k));
+  GK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_TRANSB, GKO_OP_T));
+  if (wdt != xdt) GK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_B_DTYPE, wdt));
+  if (stat) GK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_STATIC_OPERANDS, GKO_GEMM_STATIC_B));
+  GK(gko_gemm_plan_create(h, d, &p));
+  GK(gko_gemm_desc_destroy(d));
+  if (text) GK(gko_gemm_plan_describe(p, text, cap, NULL));
+  return p;
+}
+
+/* Allocates copies of one weight block set until they total 256 MB. */
+static int decode_weights(decode_ctx *c, size_t bytes, const void *first) {
+  c->nw = (int)((256u << 20) / bytes + 1);
+  if (c->nw > kDecodeRot) c->nw = kDecodeRot;
+  if (c->nw < 1) c->nw = 1;
+  for (int r = 0; r < c->nw; r++) {
+    CK(cudaMalloc(&c->w[r], bytes));
+    CK(cudaMemcpy(c->w[r], first, bytes, cudaMemcpyDeviceToDevice));
+  }
+  return c->nw;
+}
+
+static int fp8_decode_one(gko_handle_t h, cudaStream_t s, int64_t m, int64_t n, int64_t k,
+                          gko_dtype_t xdt, int stat) {
+  const size_t nw = (size_t)n * k, nx = (size_t)m * k, nd = (size_t)m * n;
+  unsigned char *hblk = malloc(2 * (size_t)kBenchBlk);
+  fill_e4m3(hblk, 2 * (size_t)kBenchBlk);
+  void *w8, *w16, *x8, *x, *d, *d16, *sc, *ws = NULL;
+  CK(cudaMalloc(&w8, nw));
+  CK(cudaMalloc(&w16, nw * 2));
+  CK(cudaMalloc(&x8, nx));
+  CK(cudaMalloc(&x, nx * 2));
+  CK(cudaMalloc(&d, nd * 2));
+  CK(cudaMalloc(&d16, nd * 2));
+  CK(cudaMalloc(&sc, 16));
+  bench_fill_repeat(w8, hblk, nw, 1);
+  bench_fill_repeat(x8, hblk + kBenchBlk, nx, 1);
+  const float one = 1.0f;
+  CK(cudaMemcpy(sc, &one, 4, cudaMemcpyHostToDevice));
+  /* the 16-bit weights and the activations: the same values, exact */
+  GK(gko_dequantize(h, GKO_DTYPE_F8E4M3, w8, xdt, w16, 1, (int64_t)nw, GKO_SCALE_TENSOR, NULL, s));
+  GK(gko_dequantize(h, GKO_DTYPE_F8E4M3, x8, xdt, x, 1, (int64_t)nx, GKO_SCALE_TENSOR, NULL, s));
+  CK(cudaStreamSynchronize(s));
+  char text8[1024], text16[1024];
+  decode_ctx c = {0}, r = {0};
+  c.plan = plan_decode(h, xdt, GKO_DTYPE_F8E4M3, m, n, k, stat, text8, sizeof text8);
+  r.plan = plan_decode(h, xdt, xdt, m, n, k, stat, text16, sizeof text16);
+  c.x = r.x = x;
+  c.d = d;
+  r.d = d16;
+  c.sb = (const float *)sc;
+  size_t w1, w2;
+  GK(gko_gemm_workspace_size(c.plan, &w1));
+  GK(gko_gemm_workspace_size(r.plan, &w2));
+  c.ws_bytes = r.ws_bytes = w1 > w2 ? w1 : w2;
+  if (c.ws_bytes) CK(cudaMalloc(&ws, c.ws_bytes));
+  c.ws = r.ws = ws;
+  decode_weights(&c, nw, w8);
+  decode_weights(&r, nw * 2, w16);
+  const double us8 = time_graph(run_decode, &c, s, c.nw);
+  const double us16 = time_graph(run_decode, &r, s, r.nw);
+  /* accuracy: D of the last call against float64 of the same values */
+  c.i = 0;
+  run_decode(&c, s);
+  CK(cudaStreamSynchronize(s));
+  unsigned char *hw = malloc(nw), *hx8 = malloc(nx);
+  void *hd = malloc(nd * 2);
+  CK(cudaMemcpy(hw, w8, nw, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(hx8, x8, nx, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(hd, d, nd * 2, cudaMemcpyDeviceToHost));
+  double tab[256], max_err = 0, max_ref = 0;
+  for (unsigned v = 0; v < 256; v++) tab[v] = fp8_value(0, v);
+  /* rows 0, m - 1 and two between */
+  const int64_t rows[4] = {0, m / 3, 2 * m / 3, m - 1};
+  for (int t = 0; t < 4; t++) {
+    const int64_t i = rows[t];
+    if (t > 0 && i == rows[t - 1]) continue;
+    for (int64_t j = 0; j < n; j++) {
+      double acc = 0;
+      for (int64_t q = 0; q < k; q++) acc += tab[hx8[i * k + q]] * tab[hw[j * k + q]];
+      const double e = fabs(bench_to_float(xdt, hd, (size_t)(i * n + j)) - acc);
+      if (!(e <= max_err)) max_err = e;
+      if (fabs(acc) > max_ref) max_ref = fabs(acc);
+    }
+  }
+  const double rel = max_err / (max_ref > 0 ? max_ref : 1);
+  const double floor_us = (double)(nw + 2 * nx + 2 * nd) / kDecodeBytesPerUs;
+  char shape[64], form[32], detail[200];
+  snprintf(shape, sizeof shape, "decode %lldx%lldx%lld", (long long)m, (long long)n,
+           (long long)k);
+  snprintf(form, sizeof form, "%s x e4m3%s", bench_dtype_name(xdt), stat ? " static" : "");
+  snprintf(detail, sizeof detail,
+           "floor %.2f us; %s decode (gko AUTO, %s) %.2f us = %.0f %% of its floor",
+           floor_us, bench_dtype_name(xdt), strncmp(text16, "WMMA", 4) ? "cuBLASLt" : "WMMA",
+           us16, 100.0 * (double)(2 * nw + 2 * nx + 2 * nd) / kDecodeBytesPerUs / us16);
+  const bench_row_t row = {"decode_w8", shape, form, "gko", us8, -1,
+                           (double)(nw + 2 * nx + 2 * nd) / us8 / 1e3, floor_us / us8,
+                           us16 / us8, "fp8 weights vs 16-bit", rel, 0, 0, detail, text8};
+  bench_row(&row);
+  GK(gko_gemm_plan_destroy(c.plan));
+  GK(gko_gemm_plan_destroy(r.plan));
+  for (int q = 0; q < c.nw; q++) cudaFree(c.w[q]);
+  for (int q = 0; q < r.nw; q++) cudaFree(r.w[q]);
+  cudaFree(w8), cudaFree(w16), cudaFree(x8), cudaFree(x), cudaFree(d), cudaFree(d16);
+  cudaFree(sc);
+  if (ws) cudaFree(ws);
+  free(hblk), free(hw), free(hx8), free(hd);
+  /* exact products, f32 sums, one rounding to the 16-bit output */
+  if (!(rel <= 1e-2)) {
+    fprintf(stderr, "gko-bench: fp8 %s error %.3g above tolerance\n", shape, rel);
+    return 1;
+  }
+  return 0;
+}
+
+static void fp8_decode_table(void) {
+  bench_table("fp8", 34, 8, "GB/s", "the decode floor", 0,
+              "decode_w8: m x n x k, x W^T with e4m3 weights (weight-only FP8), weights rotated "
+              "beyond L2, CUDA-graph replay; of_roof = floor (bytes at 4.2 TB/s) / time; "
+              "vs_ref = gko's 16-bit decode of the same shape (same run) / this row's");
+}
+
 /* ---- quantize / dequantize --------------------------------------------------------- */
 
 typedef struct {
@@ -261,6 +415,19 @@ static int fp8_gpu(gko_handle_t h) {
   return 0;
 }
 
+/* weight-only FP8: mma.sync with bf16, compute capability 8.0 and newer */
+static int fp8_decode_gpu(gko_handle_t h) {
+  int dev = 0;
+  int64_t cc = 0;
+  GK(gko_handle_device(h, &dev));
+  GK(gko_query(GKO_QUERY_COMPUTE_CAPABILITY, dev, &cc));
+  if (cc >= 80) return 1;
+  printf("# fp8 decode: skipped: weight-only FP8 needs compute capability 8.0 or newer (this "
+         "GPU: %lld)\n",
+         (long long)cc);
+  return 0;
+}
+
 static void fp8_gemm_table(void) {
   bench_table("fp8", 34, 8, "TFLOP/s", "-", 0,
               "fp8: e4m3 GEMM D = A B^T (B stored n x k), per-tensor factors, CUDA-graph "
@@ -270,8 +437,8 @@ static void fp8_gemm_table(void) {
 
 int bench_fp8_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv) {
   int64_t m = 4096, n = 4096, k = 4096;
-  int fast = 0;
-  gko_dtype_t out = GKO_DTYPE_BF16;
+  int fast = 0, decode = 0, stat = 0;
+  gko_dtype_t out = GKO_DTYPE_BF16, xdt = GKO_DTYPE_BF16;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
     if (!strcmp(a, "--suite"))
@@ -286,6 +453,12 @@ int bench_fp8_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv) {
       fast |= 1;
     else if (!strcmp(a, "--autotune"))
       fast |= 2;
+    else if (!strcmp(a, "--decode"))
+      decode = 1;
+    else if (!strcmp(a, "--static"))
+      stat = 1;
+    else if (!strcmp(a, "--x") && bench_parse_dtype(v, &xdt))
+      i++;
     else if (!strcmp(a, "--out") && !strcmp(v, "e4m3"))
       out = GKO_DTYPE_F8E4M3, i++;
     else if (!strcmp(a, "--out") && bench_parse_dtype(v, &out))
@@ -294,6 +467,11 @@ int bench_fp8_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv) {
       fprintf(stderr, "gko-bench fp8: unknown flag %s\n", a);
       return 1;
     }
+  }
+  if (decode) {
+    if (!fp8_decode_gpu(h)) return 0;
+    fp8_decode_table();
+    return fp8_decode_one(h, s, m, n, k, xdt, stat);
   }
   if (!fp8_gpu(h)) return 0;
   fp8_gemm_table();
@@ -322,6 +500,17 @@ int bench_fp8_suite(gko_handle_t h, cudaStream_t s) {
     fails += fp8_gemm_one(h, s, "square", 8192, 8192, 8192, fast, GKO_DTYPE_BF16);
     fails += fp8_gemm_one(h, s, "ffn1", 4096, 3072, 768, fast, GKO_DTYPE_BF16);
   }
+  fp8_decode_table();
+  static const int64_t kDecode[][3] = {{1, 4096, 4096}, {1, 11008, 4096}, {16, 4096, 4096},
+                                       {16, 11008, 4096}};
+  for (size_t i = 0; i < sizeof kDecode / sizeof kDecode[0]; i++)
+    for (int stat = 0; stat < 2; stat++)
+      for (int x = 0; x < 2; x++) {
+        fprintf(stderr, "\r  fp8 decode %lldx%lld%s      ", (long long)kDecode[i][0],
+                (long long)kDecode[i][1], stat ? " static" : "");
+        fails += fp8_decode_one(h, s, kDecode[i][0], kDecode[i][1], kDecode[i][2],
+                                x ? GKO_DTYPE_F16 : GKO_DTYPE_BF16, stat);
+      }
   bench_table("fp8", 18, 7, "GB/s", "the copy bandwidth", 1,
               "quantize (with amax) / dequantize: GB/s = bytes read + written / dev_us; "
               "of_roof = of the measured copy bandwidth");

@@ -70,7 +70,8 @@ static void usage(void) {
           "[--power]\n"
           "  model minilm [--shapes 1x32,32x128,256x128] [--dtype f16|bf16|f32] [--model DIR]\n"
           "  fp8 [--m M --n N --k K] [--fast] [--out bf16|f16|f32|e4m3]   (e4m3 GEMM vs bf16)\n"
-          "  fp8 --suite   (GEMM shapes, quantize and dequantize of 2^28 elements)\n"
+          "  fp8 --decode [--m M --n N --k K] [--x bf16|f16] [--static]   (FP8 weights)\n"
+          "  fp8 --suite   (GEMM shapes, decode, quantize and dequantize of 2^28 elements)\n"
           "  gemm --suite all|shapes|k1027|ffn1|square|decode|autotune|sm90|decode-sweep\n"
           "                |decode-sweep-xb\n");
 }

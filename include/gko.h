@@ -352,6 +352,10 @@ GKO_API gko_status_t gko_gelu_backward(gko_handle_t handle,
  * both E5M2), f32 accumulation, dequantization factors per tensor or per
  * row/column (gko_gemm_execute_scaled), and D in F32, F16, BF16 or an FP8
  * type quantized with its own factor; "FP8 GEMM" below lists the rules.
+ * Weight-only FP8 (gko's kernel, sm_80 and newer): an F16 or BF16 A of at
+ * most 16 rows (decode) against an F8E4M3 or F8E5M2 B (GKO_GEMM_ATTR_
+ * B_DTYPE), dequantized by scale_b in the kernel; "Weight-only FP8" at
+ * gko_gemm_execute_scaled.
  * Algorithms: cuBLASLt (NVIDIA, cublasLtMatmul with its heuristic) or gko's
  * own WMMA Tensor-Core kernel (f16/bf16 inputs; a split-K variant for
  * min(m, n) <= 16); the elementwise epilogue passes and the padding copies
@@ -409,8 +413,10 @@ typedef enum gko_gemm_backend_e {
    * and newer), f32 accumulation (also under F16_ACCUMULATE), any shape,
    * leading dimension and alignment, every epilogue fused (GELU-erf
    * included; GELU as gko_gelu_forward), strided batches; m or n <= 16 runs
-   * a split-K kernel whose results are identical from run to run.  f32
-   * and FP8 inputs: NOT_SUPPORTED.  GKO_GEMM_ATTR_PAD does not apply. */
+   * a split-K kernel whose results are identical from run to run; and
+   * weight-only FP8 (an 8-bit B with a 16-bit A: "Weight-only FP8" at
+   * gko_gemm_execute_scaled).  f32 and 8-bit A: NOT_SUPPORTED.
+   * GKO_GEMM_ATTR_PAD does not apply. */
   GKO_GEMM_BACKEND_WMMA = 2,
   /* gko's Hopper kernels on CUTLASS's sm90 collectives (TMA loads, wgmma,
    * warp-specialized persistent kernels; the CUTLASS version is in
@@ -590,12 +596,14 @@ typedef enum gko_gemm_attr_e {
    * the same with and without it. */
   GKO_GEMM_ATTR_STATIC_OPERANDS = 27,
   /* B's gko_dtype_t when it differs from A's, or -1 (the default: B has
-   * AB_DTYPE, which is then A's type).  Only 8-bit pairs may differ: E4M3
-   * with E5M2 or E5M2 with E4M3 (else plan_create INVALID_VALUE). */
+   * AB_DTYPE, which is then A's type).  B may differ as an 8-bit type only:
+   * E4M3 with an E5M2 A or E5M2 with an E4M3 A, or either with an F16 or
+   * BF16 A (weight-only FP8); else plan_create INVALID_VALUE. */
   GKO_GEMM_ATTR_B_DTYPE = 28,
   /* gko_scale_mode_t of the FP8 dequantization factors scale_a and scale_b
    * of gko_gemm_execute_scaled; default GKO_SCALE_TENSOR.  ROWWISE needs
-   * FP8 inputs (else INVALID_VALUE at plan_create). */
+   * an 8-bit A (SCALE_A_MODE) or B (SCALE_B_MODE); else INVALID_VALUE at
+   * plan_create. */
   GKO_GEMM_ATTR_SCALE_A_MODE = 29,
   GKO_GEMM_ATTR_SCALE_B_MODE = 30
 } gko_gemm_attr_t;
@@ -780,6 +788,24 @@ GKO_API gko_status_t gko_gemm_execute(gko_gemm_plan_t plan, float alpha,
  * k = 0 (NOT_SUPPORTED at plan_create) and alpha = 0 (INVALID_VALUE) are
  * refused: gko's epilogue pass, which writes D without a product, does not
  * quantize; amax_d likewise needs a product.
+ * Weight-only FP8 (AB_DTYPE F16 or BF16, B_DTYPE F8E4M3 or F8E5M2): D =
+ * act(alpha * A (scale_b * B) + beta * C + bias) on gko's kernel (WMMA
+ * backend; AUTO takes it, cuBLASLt and SM90 have none): B is widened to
+ * A's type in registers (exactly: every 8-bit value is an f16 and a bf16
+ * value) and multiplied on mma.sync with f32 accumulation.  Rules: sm_80
+ * or newer; m <= 16 (decode: B, the weights, is streamed once); both
+ * operands stored with k contiguous, as above (row-major TRANSA = N,
+ * TRANSB = T); COMPUTE_DEFAULT; GKO_GEMM_ATTR_INVARIANT 0; otherwise
+ * plan_create answers NOT_SUPPORTED naming the rule.  Any leading
+ * dimension, k and alignment (16-byte vectors where the pointers allow).
+ * cd_dtype is A's type or F32; C, bias and every epilogue as for 16-bit
+ * GEMMs, fused.  scale_b: SCALE_B_MODE TENSOR one value, ROWWISE n values
+ * (one per output channel); NULL: 1 (TENSOR only); 4-byte aligned.
+ * scale_a, scale_d and amax_d must be NULL (INVALID_VALUE).  With
+ * GKO_GEMM_ATTR_STATIC_OPERANDS promising B static, on sm_90 the kernel
+ * starts loading B before the kernel ahead of it finishes (programmatic
+ * dependent launch).  A split of k across blocks (when B has few rows)
+ * takes workspace (gko_gemm_workspace_size) and sums in a fixed order.
  * Statuses, pointers, workspace, asynchrony, threads: as gko_gemm_execute;
  * also INVALID_VALUE for a factor pointer the rules above exclude.
  * Measured speeds and the support matrix: docs/fp8.md.

@@ -32,6 +32,14 @@ __device__ __forceinline__ void cp_async16(void *smem, const void *gmem, int src
                  "r"(src_bytes));
 #endif
 }
+/* the same through L1 (.ca): for data that other warps of the SM read too */
+__device__ __forceinline__ void cp_async16_l1(void *smem, const void *gmem, int src_bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem),
+               "r"(src_bytes));
+#endif
+}
 __device__ __forceinline__ void cp_async_commit() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::);

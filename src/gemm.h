@@ -9,6 +9,7 @@
  *   gemm_registry.c   the table of backends
  *   gemm_state.c      the per-handle state (gemm_state.h)
  *   gemm_cublaslt*.c  the cuBLASLt backend; gemm_wmma.c gko's WMMA kernel
+ *   gemm_w8.c         weight-only FP8 (16-bit A, 8-bit B) in the WMMA backend
  *   gemm_tiles.c      cuBLASLt's tile names */
 #ifndef GK_GEMM_H
 #define GK_GEMM_H
@@ -34,7 +35,7 @@ extern "C" {
  * column-major: no swap.  Strides and leading dimensions in elements. */
 typedef struct gk_gemm_problem {
   int ab_dtype, cd_dtype;
-  int b_dtype;                                  /* B's: ab_dtype unless an 8-bit pair */
+  int b_dtype;                                  /* B's: ab_dtype, or another 8-bit type */
   int scale_a_mode, scale_b_mode;               /* gko_scale_mode_t (8-bit inputs) */
   int64_t m, n, k;
   int transa, transb, layout;
@@ -174,6 +175,18 @@ gko_status_t gk_gemm_execute_scaled(gko_gemm_plan_t plan, float alpha, const voi
                                     const void *b, float beta, const void *c, void *d,
                                     const void *bias, const gk_gemm_scales *sc, void *ws,
                                     size_t ws_bytes, gko_stream_t stream);
+
+/* Weight-only FP8: 16-bit A (the activations) against an 8-bit B (the
+ * weights), served by gko's own kernel (gemm_w8.c). */
+static inline int gk_gemm_w8(const gk_gemm_problem *p) {
+  return !gk_is_fp8(p->ab_dtype) && gk_is_fp8(p->b_dtype);
+}
+
+/* gemm_w8.c: the weight-only FP8 plans inside the WMMA backend: whether
+ * its rules hold for p (else 0 and why), the plan, the call. */
+int gk_w8_supports(gko_handle_t h, const gk_gemm_problem *p, char *why, size_t cap);
+gko_status_t gk_w8_plan(gko_gemm_plan_t plan);
+gko_status_t gk_w8_execute(gko_gemm_plan_t plan, const gk_gemm_args *args);
 
 /* The bias's dtype: cd_dtype, or BF16 for an 8-bit D (cuBLASLt's rule). */
 static inline int gk_gemm_bias_dtype(const gk_gemm_problem *p) {

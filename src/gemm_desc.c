@@ -311,18 +311,24 @@ static gko_status_t gk_resolve_values(const int64_t *v, gk_gemm_problem *p) {
                    "dtype with 8-bit inputs)",
                    p->cd_dtype, p->ab_dtype);
   p->b_dtype = v[GKO_GEMM_ATTR_B_DTYPE] == -1 ? p->ab_dtype : (int)v[GKO_GEMM_ATTR_B_DTYPE];
-  if (p->b_dtype != p->ab_dtype && !(fp8 && gk_is_fp8(p->b_dtype)))
+  /* 8-bit pairs may differ (E4M3 with E5M2), and a 16-bit A may take an
+   * 8-bit B (weight-only FP8) */
+  const int w8 = (p->ab_dtype == GKO_DTYPE_F16 || p->ab_dtype == GKO_DTYPE_BF16) &&
+                 gk_is_fp8(p->b_dtype);
+  if (p->b_dtype != p->ab_dtype && !(fp8 && gk_is_fp8(p->b_dtype)) && !w8)
     return gk_fail(GKO_STATUS_INVALID_VALUE,
-                   "GKO_GEMM_ATTR_B_DTYPE = %s with AB_DTYPE = %s: only 8-bit inputs may differ "
-                   "(E4M3 with E5M2)",
+                   "GKO_GEMM_ATTR_B_DTYPE = %s with AB_DTYPE = %s: B may differ only as an "
+                   "8-bit type, with an 8-bit A (E4M3 with E5M2) or an f16/bf16 A "
+                   "(weight-only FP8)",
                    gk_dtype_name(p->b_dtype), gk_dtype_name(p->ab_dtype));
   p->scale_a_mode = (int)v[GKO_GEMM_ATTR_SCALE_A_MODE];
   p->scale_b_mode = (int)v[GKO_GEMM_ATTR_SCALE_B_MODE];
-  if (!fp8 && (p->scale_a_mode || p->scale_b_mode))
+  if ((!fp8 && p->scale_a_mode) || (!gk_is_fp8(p->b_dtype) && p->scale_b_mode))
     return gk_fail(GKO_STATUS_INVALID_VALUE,
-                   "GKO_GEMM_ATTR_SCALE_%s_MODE = GKO_SCALE_ROWWISE needs 8-bit inputs "
-                   "(AB_DTYPE = %s)",
-                   p->scale_a_mode ? "A" : "B", gk_dtype_name(p->ab_dtype));
+                   "GKO_GEMM_ATTR_SCALE_%s_MODE = GKO_SCALE_ROWWISE needs an 8-bit %s "
+                   "(it is %s)",
+                   !fp8 && p->scale_a_mode ? "A" : "B", !fp8 && p->scale_a_mode ? "A" : "B",
+                   gk_dtype_name(!fp8 && p->scale_a_mode ? p->ab_dtype : p->b_dtype));
   p->m = v[GKO_GEMM_ATTR_M];
   p->n = v[GKO_GEMM_ATTR_N];
   p->k = v[GKO_GEMM_ATTR_K];
@@ -361,13 +367,14 @@ static gko_status_t gk_resolve_values(const int64_t *v, gk_gemm_problem *p) {
                    gk_dtype_name(p->ab_dtype));
   gk_shape a, b, cd;
   gk_shapes_of(v, &a, &b, &cd);
-  size_t esab = gko_dtype_size(p->ab_dtype), escd = gko_dtype_size(p->cd_dtype);
+  size_t esa = gko_dtype_size(p->ab_dtype), esb = gko_dtype_size(p->b_dtype);
+  size_t escd = gko_dtype_size(p->cd_dtype);
   gko_status_t s;
   int64_t bt = p->batch;
   if ((s = gk_check_matrix("A", "GKO_GEMM_ATTR_LDA", a, p->layout, p->lda, bt, p->stride_a,
-                           esab, p, p->transa)) ||
+                           esa, p, p->transa)) ||
       (s = gk_check_matrix("B", "GKO_GEMM_ATTR_LDB", b, p->layout, p->ldb, bt, p->stride_b,
-                           esab, p, p->transb)) ||
+                           esb, p, p->transb)) ||
       (s = gk_check_matrix("C", "GKO_GEMM_ATTR_LDC", cd, p->layout, p->ldc, bt, p->stride_c,
                            escd, p, -1)) ||
       (s = gk_check_matrix("D", "GKO_GEMM_ATTR_LDD", cd, p->layout, p->ldd, bt, p->stride_d,

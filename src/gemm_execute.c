@@ -71,18 +71,29 @@ static gko_status_t gk_check_scales(const gk_gemm_problem *p, const gk_gemm_scal
                    gk_dtype_name(p->cd_dtype));
   static const char *const nm[4] = {"scale_a", "scale_b", "scale_d", "amax_d"};
   const void *ptr[4] = {sc->a, sc->b, sc->d, sc->amax_d};
+  const int w8 = gk_gemm_w8(p);
+  if (w8 && (sc->a || sc->d || sc->amax_d))
+    return gk_fail(GKO_STATUS_INVALID_VALUE,
+                   "%s = %p on a weight-only FP8 plan (%s A, %s B): only scale_b applies "
+                   "(scale_a, scale_d and amax_d must be NULL)",
+                   sc->a ? "scale_a" : sc->d ? "scale_d" : "amax_d",
+                   sc->a ? (const void *)sc->a : sc->d ? (const void *)sc->d
+                                                       : (const void *)sc->amax_d,
+                   gk_dtype_name(p->ab_dtype), gk_dtype_name(p->b_dtype));
   for (int i = 0; i < 4; i++) {
-    if (ptr[i] && !fp8)
+    if (ptr[i] && !fp8 && !w8)
       return gk_fail(GKO_STATUS_INVALID_VALUE,
                      "%s = %p on a plan without 8-bit inputs (AB_DTYPE = %s): every factor "
                      "must be NULL",
                      nm[i], ptr[i], gk_dtype_name(p->ab_dtype));
     /* cuBLASLt refuses factors that are not 16-byte aligned (H200, cuBLASLt
-     * 13.0: CUBLAS_STATUS_NOT_SUPPORTED at the call) */
-    if ((uintptr_t)ptr[i] % 16)
+     * 13.0: CUBLAS_STATUS_NOT_SUPPORTED at the call); gko's weight-only
+     * kernel reads them as floats */
+    if ((uintptr_t)ptr[i] % (w8 ? sizeof(float) : 16))
       return gk_fail(GKO_STATUS_INVALID_VALUE,
-                     "%s = %p is not 16-byte aligned (cuBLASLt's 8-bit kernels need it)", nm[i],
-                     ptr[i]);
+                     w8 ? "%s = %p is not aligned to a float"
+                        : "%s = %p is not 16-byte aligned (cuBLASLt's 8-bit kernels need it)",
+                     nm[i], ptr[i]);
   }
   const int product = p->k > 0 && alpha != 0.0f && !empty; /* A, B and their factors read */
   if (product && p->scale_a_mode == GKO_SCALE_ROWWISE && !sc->a)
@@ -141,14 +152,15 @@ gko_status_t gk_gemm_execute_scaled(gko_gemm_plan_t plan, float alpha, const voi
     cudaError_t e = cudaMemsetAsync(sc->amax_d, 0, sizeof(float), (cudaStream_t)stream);
     return e == cudaSuccess ? GKO_STATUS_SUCCESS : gk_cuda_fail(e, "cudaMemsetAsync (amax_d)");
   }
-  size_t esab = gko_dtype_size(p->ab_dtype), escd = gko_dtype_size(p->cd_dtype);
+  size_t esa = gko_dtype_size(p->ab_dtype), esb = gko_dtype_size(p->b_dtype);
+  size_t escd = gko_dtype_size(p->cd_dtype);
   const size_t esbias = gko_dtype_size(gk_gemm_bias_dtype(p));
   const int need_ab = p->k > 0 && alpha != 0.0f;
   const int need_c = beta != 0.0f;
   const int need_bias = p->epilogue & 1;
   if ((s = gk_check_ptr(d, "d", escd, 1, "D is always written")) ||
-      (s = gk_check_ptr(a, "a", esab, need_ab, "k > 0 and alpha != 0")) ||
-      (s = gk_check_ptr(b, "b", esab, need_ab, "k > 0 and alpha != 0")) ||
+      (s = gk_check_ptr(a, "a", esa, need_ab, "k > 0 and alpha != 0")) ||
+      (s = gk_check_ptr(b, "b", esb, need_ab, "k > 0 and alpha != 0")) ||
       (s = gk_check_ptr(c, "c", escd, need_c, "beta != 0")) ||
       (s = gk_check_ptr(bias, "bias", esbias, need_bias, "the epilogue has a bias")))
     return s;

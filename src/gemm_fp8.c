@@ -10,6 +10,14 @@
 #include "gemm_cublaslt.h"
 
 int gk_lt_supports(gko_handle_t h, const gk_gemm_problem *p, char *why, size_t cap) {
+  if (gk_gemm_w8(p)) {
+    if (why)
+      snprintf(why, cap,
+               "cuBLASLt has no kernel for %s A against an 8-bit B (weight-only FP8 runs on "
+               "gko's kernel: GKO_GEMM_BACKEND_AUTO or WMMA)",
+               gk_dtype_name(p->ab_dtype));
+    return 0;
+  }
   if (!gk_is_fp8(p->ab_dtype)) return 1;
   char buf[256];
   const char *no = NULL;

@@ -232,15 +232,16 @@ static gko_status_t gk_gemm_autotune(gko_handle_t h, const gk_gemm_problem *p,
   {
     int64_t ea, eb, ed;
     gk_gemm_spans(p, &ea, &eb, &ed);
-    const size_t esab = gko_dtype_size(p->ab_dtype), escd = gko_dtype_size(p->cd_dtype);
-    const size_t na = (size_t)ea * esab, nbb = (size_t)eb * esab, nd = (size_t)ed * escd;
+    const size_t esa = gko_dtype_size(p->ab_dtype), esb = gko_dtype_size(p->b_dtype);
+    const size_t escd = gko_dtype_size(p->cd_dtype);
+    const size_t na = (size_t)ea * esa, nbb = (size_t)eb * esb, nd = (size_t)ed * escd;
     const size_t nbias = ((size_t)p->n + (size_t)(p->batch - 1) * (size_t)p->stride_bias) *
                          gko_dtype_size(gk_gemm_bias_dtype(p));
     void *da = NULL, *db = NULL, *dd = NULL, *dbias = NULL, *dws = NULL, *dsc = NULL;
     /* row-wise 8-bit factors: one scratch vector (max(m, n) values) for both */
-    const size_t nsc = p->scale_a_mode == GKO_SCALE_ROWWISE
-                           ? (size_t)(p->m > p->n ? p->m : p->n) * sizeof(float)
-                           : 0;
+    const int rowwise =
+        p->scale_a_mode == GKO_SCALE_ROWWISE || p->scale_b_mode == GKO_SCALE_ROWWISE;
+    const size_t nsc = rowwise ? (size_t)(p->m > p->n ? p->m : p->n) * sizeof(float) : 0;
     cudaStream_t st = NULL;
     cudaEvent_t e0 = NULL, e1 = NULL;
     /* The timing runs on a private non-blocking stream with its own
@@ -265,7 +266,9 @@ static gko_status_t gk_gemm_autotune(gko_handle_t h, const gk_gemm_problem *p,
     if (e == cudaSuccess) e = cudaEventCreate(&e1);
     s = e == cudaSuccess ? GKO_STATUS_SUCCESS
                          : gk_cuda_fail(e, "autotune: scratch buffers (cudaMalloc)");
-    const gk_gemm_scales sc = {(const float *)dsc, (const float *)dsc, NULL, NULL};
+    /* a weight-only FP8 plan (16-bit A) takes no scale_a */
+    const gk_gemm_scales sc = {gk_is_fp8(p->ab_dtype) ? (const float *)dsc : NULL,
+                               (const float *)dsc, NULL, NULL};
     for (int i = 0; i < nc && s == GKO_STATUS_SUCCESS; i++)
       s = gk_time_plan(cand[i].plan, da, db, dd, dbias, &sc, dws, ws_max, st, e0, e1,
                        &cand[i].us);

@@ -90,6 +90,9 @@ static int sm90_supports(gko_handle_t h, const gk_gemm_problem *p, char *why, si
     no = buf;
   } else if (p->ab_dtype == GKO_DTYPE_F32 || gk_is_fp8(p->ab_dtype))
     no = "the kernels take f16 or bf16 inputs (8-bit ones: GKO_GEMM_BACKEND_CUBLASLT)";
+  else if (gk_gemm_w8(p))
+    no = "the kernels take one 16-bit type for A and B (weight-only FP8: "
+         "GKO_GEMM_BACKEND_AUTO or WMMA)";
   else if (p->compute != GKO_GEMM_COMPUTE_DEFAULT)
     no = "the kernels accumulate in f32 only (GKO_GEMM_COMPUTE_DEFAULT)";
   else if (p->alignment < 16) {

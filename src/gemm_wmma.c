@@ -28,7 +28,8 @@
  * Autotune variants (plan->variant > 0): TILED has one; SKINNY enumerates
  * bnw in {16, 32, 64} x splits in {1, 2, 4, 8}.
  * Execute: aligns the workspace to 256 bytes and enqueues; the launcher
- * picks the cp.async or plain-load kernel from the real pointers. */
+ * picks the cp.async or plain-load kernel from the real pointers.
+ * Weight-only FP8 (16-bit A, 8-bit B) plans and runs in gemm_w8.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,7 @@ static void wmma_problem_of(const gk_gemm_problem *p, gk_wmma_problem *wp) {
 
 /* f16 inputs anywhere, bf16 on sm_80+ (its Tensor-Core instructions). */
 static int wmma_supports(gko_handle_t h, const gk_gemm_problem *p, char *why, size_t cap) {
+  if (gk_gemm_w8(p)) return gk_w8_supports(h, p, why, cap);
   if (gk_is_fp8(p->ab_dtype)) {
     if (why)
       snprintf(why, cap,
@@ -219,7 +221,9 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
   gko_handle_t h = plan->handle;
   wmma_choice c;
   memset(&c, 0, sizeof c);
-  if (p->m == 0 || p->n == 0 || p->batch == 0 || p->k == 0) {
+  const int empty = p->m == 0 || p->n == 0 || p->batch == 0 || p->k == 0;
+  if (gk_gemm_w8(p) && !empty) return gk_w8_plan(plan);
+  if (empty) {
     if (plan->variant > 0) return gk_fail(GKO_STATUS_NOT_SUPPORTED, "WMMA: no variant");
     c.empty = 1;
     plan->state = NULL;
@@ -351,6 +355,7 @@ static gko_status_t wmma_plan(gko_gemm_plan_t plan) {
 }
 
 static gko_status_t wmma_execute(gko_gemm_plan_t plan, const gk_gemm_args *x) {
+  if (gk_gemm_w8(&plan->p)) return gk_w8_execute(plan, x);
   const wmma_state *st = plan->state;
   if (!st) return gk_fail(GKO_STATUS_INTERNAL, "WMMA execute without a kernel configuration");
   void *ws = NULL;
@@ -378,7 +383,7 @@ static void wmma_destroy(gko_gemm_plan_t plan) {
 static const int kAutoWmmaGeluErf = 0; /* GELU-erf epilogues, 16-bit inputs */
 
 static int wmma_auto_first(gko_handle_t h, const gk_gemm_problem *p) {
-  if (p->invariant > 0) return 0;
+  if (p->invariant > 0 || gk_gemm_w8(p)) return 0; /* weight-only FP8: no other backend */
   if (kAutoWmmaGeluErf && (p->epilogue >> 1) == 2) return 1;
   if (h->cc < 90 || p->k < 4096) return 0;
   gk_wmma_problem wp;

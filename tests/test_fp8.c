@@ -1825,7 +1825,11 @@ Test(fp8, gemm_scale_arguments_on_16bit_plans) {
   T_OK(gko_gemm_desc_create(&x, GKO_DTYPE_F16, GKO_DTYPE_F32, m, n, k));
   expect_plan(h, with(x, GKO_GEMM_ATTR_COMPUTE, GKO_GEMM_COMPUTE_FP8_FAST_ACCUMULATE),
               GKO_STATUS_INVALID_VALUE, "COMPUTE");
+  /* an 8-bit B on 16-bit A is weight-only FP8, refused for m = 64 > 16 by
+   * its rule (the w8_* tests); with an f32 A the pairing itself */
   T_OK(gko_gemm_desc_create(&x, GKO_DTYPE_F16, GKO_DTYPE_F16, m, n, k));
+  expect_plan(h, with(x, GKO_GEMM_ATTR_B_DTYPE, E4M3), GKO_STATUS_NOT_SUPPORTED, "m = 64");
+  T_OK(gko_gemm_desc_create(&x, GKO_DTYPE_F32, GKO_DTYPE_F32, m, n, k));
   expect_plan(h, with(x, GKO_GEMM_ATTR_B_DTYPE, E4M3), GKO_STATUS_INVALID_VALUE, "B_DTYPE");
   cudaFree(a);
   cudaFree(b);
@@ -2075,5 +2079,404 @@ Test(fp8, graph_replay_reads_the_scales_at_run_time) {
   q_free(&qd);
   free(qx);
   fg_free(&g);
+  fp8_gemm_end(h, bad, seed);
+}
+
+/* ==== weight-only FP8 GEMM: 16-bit A against an 8-bit B ======================= */
+
+/* One problem.  Row-major: A m x k (rows lda apart), B stored n x k (TRANSB
+ * = T, rows ldb apart), D m x n; column-major: A stored k x m (TRANSA = T),
+ * B k x n, D m x n column-major -- the same memory for A and B.
+ *   X = alpha sb_j sum_p a_ip b_jp + beta c_ij + bias_j     (float64)
+ * a is exact in f16/bf16 and b in FP8, so every product is exact in f32
+ * and on the Tensor Cores; the bound E = S (k 2^-23 + 2^-16) + 4 2^-24 T
+ * (S = |alpha sb_j| sum_p |a_ip b_jp|, T as in the FP8 GEMM above) allows
+ * f32 accumulation in any order with a margin for the MMA's own partial
+ * sums; D is then rounded once to its type. */
+typedef struct {
+  gko_dtype_t adt, bdt, cd;
+  int64_t m, n, k, batch, lda, ldb; /* lda, ldb 0: k */
+  int col_major, rowwise, null_scale;
+  float sb, alpha, beta;
+  int epilogue, static_b, autotune;
+  int offset;      /* A and B moved by one element off their 16-byte alignment */
+  int nan_c;       /* C holds NaN (with beta = 0 it must not be read) */
+  int64_t nan_row; /* >= 0: that row of B (a column of D) holds one NaN weight */
+} wcase;
+
+static wcase wc(gko_dtype_t adt, gko_dtype_t bdt, gko_dtype_t cd, int64_t m, int64_t n,
+                int64_t k) {
+  wcase c;
+  memset(&c, 0, sizeof c);
+  c.adt = adt, c.bdt = bdt, c.cd = cd, c.m = m, c.n = n, c.k = k, c.batch = 1;
+  c.sb = 0.75f, c.alpha = 1.0f, c.nan_row = -1;
+  return c;
+}
+
+typedef struct {
+  wcase c;
+  char what[300];
+  gko_gemm_plan_t plan;
+  void *ws;
+  size_t ws_bytes;
+  int64_t lda, ldb, nsb;
+  uint16_t *a;
+  uint8_t *b;
+  float *sb;
+  void *ch, *biash;
+  unsigned char *abuf, *bbuf; /* device allocations; da, db point into them */
+  void *da, *db, *dc, *dd, *dbias;
+  float *dsb;
+  size_t d_bytes;
+  double *x, *e, *t;
+} wgemm;
+
+static int64_t wg_didx(const wcase *c, int64_t i, int64_t j) {
+  return c->col_major ? i + j * c->m : i * c->n + j;
+}
+
+static void wg_reference(wgemm *g) {
+  const wcase *c = &g->c;
+  const double *tb = f8_table(c->bdt);
+  const double acc = (double)c->k * ldexp(1, -23) + ldexp(1, -16);
+  for (int64_t bt = 0; bt < c->batch; bt++)
+    for (int64_t i = 0; i < c->m; i++)
+      for (int64_t j = 0; j < c->n; j++) {
+        const uint16_t *ar = g->a + (bt * c->m + i) * g->lda;
+        const uint8_t *br = g->b + (bt * c->n + j) * g->ldb;
+        double s = 0, sabs = 0;
+        for (int64_t p = 0; p < c->k; p++) {
+          const double v = t_hv_get(c->adt, ar, p) * tb[br[p]];
+          s += v;
+          sabs += fabs(v);
+        }
+        const double f = (double)c->alpha * g->sb[c->rowwise ? j : 0];
+        double x = f * s, t = fabs(x);
+        if (c->beta != 0.0f) {
+          const double y = (double)c->beta * t_hv_get(c->cd, g->ch, bt * c->m * c->n + wg_didx(c, i, j));
+          x += y;
+          t += fabs(y);
+        }
+        if (c->epilogue & 1) {
+          const double y = t_hv_get(c->cd, g->biash, j);
+          x += y;
+          t += fabs(y);
+        }
+        const int64_t e = (bt * c->m + i) * c->n + j;
+        g->x[e] = x;
+        g->t[e] = t;
+        g->e[e] = fabs(f) * sabs * acc + 4 * ldexp(1, -24) * t;
+      }
+}
+
+static gko_gemm_desc_t wg_desc(const wcase *c) {
+  gko_gemm_desc_t d = NULL;
+  T_OK(gko_gemm_desc_create(&d, c->adt, c->cd, c->m, c->n, c->k));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_B_DTYPE, c->bdt));
+  if (c->col_major) {
+    T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_LAYOUT, GKO_LAYOUT_COL_MAJOR));
+    T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_TRANSA, GKO_OP_T));
+  } else {
+    T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_TRANSB, GKO_OP_T));
+  }
+  if (c->lda) T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_LDA, c->lda));
+  if (c->ldb) T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_LDB, c->ldb));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_SCALE_B_MODE,
+                         c->rowwise ? GKO_SCALE_ROWWISE : GKO_SCALE_TENSOR));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_EPILOGUE, c->epilogue));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_BATCH_COUNT, c->batch));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_AUTOTUNE, c->autotune));
+  if (c->static_b)
+    T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_STATIC_OPERANDS, GKO_GEMM_STATIC_B));
+  return d;
+}
+
+static void wg_prepare(gko_handle_t h, wgemm *g, const wcase *c) {
+  memset(g, 0, sizeof *g);
+  g->c = *c;
+  snprintf(g->what, sizeof g->what,
+           "w8 %sx%s->%s m=%lld n=%lld k=%lld batch=%lld lda=%lld ldb=%lld %s scale %s%s "
+           "sb=%g alpha=%g beta=%g ep=%d static=%d tune=%d offset=%d nan_c=%d nan_row=%lld",
+           dt_name(c->adt), dt_name(c->bdt), dt_name(c->cd), (long long)c->m, (long long)c->n,
+           (long long)c->k, (long long)c->batch, (long long)c->lda, (long long)c->ldb,
+           c->col_major ? "col" : "row", c->rowwise ? "per column" : "per tensor",
+           c->null_scale ? " (NULL)" : "", (double)c->sb, (double)c->alpha, (double)c->beta,
+           c->epilogue, c->static_b, c->autotune, c->offset, c->nan_c, (long long)c->nan_row);
+  const int64_t m = c->m, n = c->n, k = c->k, bt = c->batch;
+  g->lda = c->lda ? c->lda : k;
+  g->ldb = c->ldb ? c->ldb : k;
+  gko_gemm_desc_t d = wg_desc(c);
+  const gko_status_t s = gko_gemm_plan_create(h, d, &g->plan);
+  cr_assert_eq(s, GKO_STATUS_SUCCESS, "plan: %s: %s [%s]", gko_status_name(s),
+               gko_last_error_detail(), g->what);
+  gko_gemm_desc_destroy(d);
+  T_OK(gko_gemm_workspace_size(g->plan, &g->ws_bytes));
+  g->ws = g->ws_bytes ? t_dalloc(g->ws_bytes) : NULL;
+  const size_t na = (size_t)(bt * m * g->lda) + 1, nb = (size_t)(bt * n * g->ldb) + 1;
+  g->a = calloc(na, 2);
+  g->b = calloc(nb, 1);
+  cr_assert(g->a && g->b);
+  for (size_t i = 0; i < na; i++) t_hv_set(c->adt, g->a, (int64_t)i, t_uniform(-2, 2));
+  for (size_t i = 0; i < nb; i++) g->b[i] = f8_random_finite(c->bdt, 2.0);
+  if (c->nan_row >= 0 && k > 0) g->b[c->nan_row * g->ldb + k / 2] = f8(c->bdt)->nan_code;
+  g->nsb = c->rowwise ? n : 1;
+  g->sb = malloc((size_t)g->nsb * 4);
+  cr_assert(g->sb);
+  for (int64_t j = 0; j < g->nsb; j++)
+    g->sb[j] = c->null_scale ? 1.0f : (float)(c->sb * exp2(c->rowwise ? t_uniform(-2, 2) : 0));
+  const size_t cd_es = gko_dtype_size(c->cd), dn = (size_t)(bt * m * n);
+  if (c->beta != 0.0f || c->nan_c) {
+    g->ch = malloc(dn * cd_es + 1);
+    cr_assert(g->ch);
+    for (size_t i = 0; i < dn; i++)
+      t_hv_set(c->cd, g->ch, (int64_t)i, c->nan_c ? NAN : t_uniform(-2, 2));
+  }
+  if (c->epilogue & 1) {
+    g->biash = malloc((size_t)n * cd_es + 1);
+    cr_assert(g->biash);
+    for (int64_t j = 0; j < n; j++) t_hv_set(c->cd, g->biash, j, t_uniform(-4, 4));
+  }
+  g->x = malloc(dn * 8 + 8);
+  g->e = malloc(dn * 8 + 8);
+  g->t = malloc(dn * 8 + 8);
+  cr_assert(g->x && g->e && g->t);
+  wg_reference(g);
+  /* device: A and B at an offset of one element when asked (unaligned) */
+  const size_t off = c->offset ? 1 : 0;
+  g->abuf = t_dalloc(na * 2 + 16);
+  g->bbuf = t_dalloc(nb + 16);
+  g->da = g->abuf + 2 * off;
+  g->db = g->bbuf + off;
+  t_h2d(g->da, g->a, na * 2);
+  t_h2d(g->db, g->b, nb);
+  if (g->ch) g->dc = fg_upload(g->ch, dn * cd_es);
+  if (g->biash) g->dbias = fg_upload(g->biash, (size_t)n * cd_es);
+  if (!c->null_scale) g->dsb = fg_upload(g->sb, (size_t)g->nsb * 4);
+  g->d_bytes = dn * cd_es + kGuard;
+  g->dd = t_dalloc(g->d_bytes);
+  t_memset(g->dd, T_POISON_BYTE, g->d_bytes);
+}
+
+static gko_status_t wg_execute(const wgemm *g, cudaStream_t st) {
+  const wcase *c = &g->c;
+  return gko_gemm_execute_scaled(g->plan, c->alpha, g->da, NULL, g->db, g->dsb, c->beta, g->dc,
+                                 g->dd, NULL, NULL, g->dbias, g->ws, g->ws_bytes, st);
+}
+
+static int64_t wg_check(const wgemm *g, uint64_t seed) {
+  const wcase *c = &g->c;
+  const int act = c->epilogue >> 1;
+  const double uo = t_unit(c->cd), tiny = c->cd == GKO_DTYPE_F16 ? ldexp(1, -25) : 0;
+  T_CUDA(cudaDeviceSynchronize());
+  unsigned char *hd = malloc(g->d_bytes);
+  cr_assert(hd);
+  t_d2h(hd, g->dd, g->d_bytes);
+  int64_t bad = 0;
+  double worst = 0;
+  for (int64_t bt = 0; bt < c->batch; bt++)
+    for (int64_t i = 0; i < c->m; i++)
+      for (int64_t j = 0; j < c->n; j++) {
+        const int64_t e = (bt * c->m + i) * c->n + j;
+        const double want = t_ref_act(act, g->x[e]);
+        const double got = t_hv_get(c->cd, hd, bt * c->m * c->n + wg_didx(c, i, j));
+        const double b = g->e[e] + uo * (fabs(want) + g->t[e] + g->e[e]) + tiny;
+        const int ok = isnan(want) ? isnan(got) : fabs(got - want) <= b;
+        if (!isnan(want) && b > 0) worst = fmax(worst, fabs(got - want) / b);
+        if (!ok && bad++ < 5)
+          cr_log_error("seed %llu [%s] b=%lld i=%lld j=%lld: got %.9g, want %.9g +- %.3g",
+                       (unsigned long long)seed, g->what, (long long)bt, (long long)i,
+                       (long long)j, got, want, b);
+      }
+  const size_t dlen = (size_t)(c->batch * c->m * c->n) * gko_dtype_size(c->cd);
+  bad += poison_outside(hd, g->d_bytes, 0, dlen, g->what);
+  cr_log_info("[%s]: largest error %.3g of its bound", g->what, worst);
+  free(hd);
+  return bad;
+}
+
+static void wg_free(wgemm *g) {
+  gko_gemm_plan_destroy(g->plan);
+  void *dev[] = {g->ws, g->abuf, g->bbuf, g->dc, g->dd, g->dbias, g->dsb};
+  for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) cudaFree(dev[i]);
+  void *host[] = {g->a, g->b, g->sb, g->ch, g->biash, g->x, g->e, g->t};
+  for (size_t i = 0; i < sizeof host / sizeof host[0]; i++) free(host[i]);
+}
+
+static int64_t run_w8(gko_handle_t h, const wcase *c, uint64_t seed) {
+  wgemm g;
+  wg_prepare(h, &g, c);
+  const gko_status_t s = wg_execute(&g, NULL);
+  cr_assert_eq(s, GKO_STATUS_SUCCESS, "execute: %s: %s [%s]", gko_status_name(s),
+               gko_last_error_detail(), g.what);
+  const int64_t bad = wg_check(&g, seed);
+  wg_free(&g);
+  return bad;
+}
+
+/* Skips without a GPU or below sm_80 (mma.sync with bf16). */
+static gko_handle_t w8_begin(uint64_t *seed) {
+  T_REQUIRE_GPU();
+  const int cc = t_cc();
+  if (cc < 80)
+    cr_skip_test("weight-only FP8 needs sm_80 or newer; this GPU is %d.%d", cc / 10, cc % 10);
+  return t_gpu_setup(seed);
+}
+
+static const gko_dtype_t kW16[2] = {GKO_DTYPE_F16, GKO_DTYPE_BF16};
+
+/* Both activation types and weight formats, D in the activation type and
+ * f32, both layouts; shapes with a k tail, odd row counts, m > 8 (two MMA
+ * columns), k < 64 (one warp per tile) and few weight rows against a long k
+ * (split-K); the epilogues, per-tensor and per-column factors, alpha, beta. */
+Test(fp8, w8_types_layouts_shapes_and_epilogues, .timeout = 600) {
+  uint64_t seed;
+  gko_handle_t h = w8_begin(&seed);
+  static const int64_t shapes[][3] = {{1, 4096, 256}, {16, 80, 4096}, {7, 333, 1000},
+                                      {9, 48, 24},    {16, 17, 64},   {3, 1, 77},
+                                      {2, 1500, 1000}, {4, 1100, 77}};
+  int64_t bad = 0;
+  int idx = 0;
+  for (int a = 0; a < 2; a++)
+    for (int b = 0; b < 2; b++)
+      for (int o = 0; o < 2; o++)
+        for (int col = 0; col < 2; col++)
+          for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++, idx++) {
+            wcase c = wc(kW16[a], kF8[b], o ? GKO_DTYPE_F32 : kW16[a], shapes[s][0],
+                         shapes[s][1], shapes[s][2]);
+            c.col_major = col;
+            c.rowwise = idx % 3 == 1;
+            c.epilogue = idx % 8;
+            c.alpha = idx % 5 == 2 ? 0.5f : 1.0f;
+            c.beta = idx % 4 == 3 ? 0.75f : 0.0f;
+            bad += run_w8(h, &c, seed);
+          }
+  fp8_gemm_end(h, bad, seed);
+}
+
+/* Padded leading dimensions, pointers off their 16-byte alignment, strided
+ * batches, B promised static (programmatic dependent launch), no factor
+ * (NULL: 1), beta = 0 with a NaN-filled C, the autotuner, k = 0, an empty
+ * D, and a NaN weight (its column of D is NaN, every other finite). */
+Test(fp8, w8_strides_alignment_batches_and_special_values, .timeout = 600) {
+  uint64_t seed;
+  gko_handle_t h = w8_begin(&seed);
+  int64_t bad = 0;
+  for (int a = 0; a < 2; a++)
+    for (int b = 0; b < 2; b++) {
+      wcase c = wc(kW16[a], kF8[b], kW16[a], 5, 200, 300);
+      c.lda = 301, c.ldb = 333;
+      bad += run_w8(h, &c, seed);
+      c = wc(kW16[a], kF8[b], GKO_DTYPE_F32, 16, 130, 512);
+      c.offset = 1, c.epilogue = GKO_EPILOGUE_BIAS_GELU_ERF;
+      bad += run_w8(h, &c, seed);
+      c = wc(kW16[a], kF8[b], kW16[a], 4, 96, 640);
+      c.batch = 3, c.rowwise = 1, c.beta = 1.0f;
+      bad += run_w8(h, &c, seed);
+      c = wc(kW16[a], kF8[b], kW16[a], 1, 4096, 4096);
+      c.static_b = 1, c.epilogue = GKO_EPILOGUE_BIAS;
+      bad += run_w8(h, &c, seed);
+      c = wc(kW16[a], kF8[b], kW16[a], 2, 64, 128);
+      c.null_scale = 1, c.nan_c = 1;
+      bad += run_w8(h, &c, seed);
+      c = wc(kW16[a], kF8[b], kW16[a], 8, 256, 2048);
+      c.autotune = 1, c.rowwise = 1;
+      bad += run_w8(h, &c, seed);
+      c = wc(kW16[a], kF8[b], kW16[a], 3, 40, 0);
+      c.beta = 0.5f, c.epilogue = GKO_EPILOGUE_BIAS_RELU;
+      bad += run_w8(h, &c, seed);
+      c = wc(kW16[a], kF8[b], kW16[a], 0, 40, 64);
+      bad += run_w8(h, &c, seed);
+      c = wc(kW16[a], kF8[b], kW16[a], 6, 50, 200);
+      c.nan_row = 17;
+      bad += run_w8(h, &c, seed);
+      /* unaligned, padded, batched, NaN weight, per column, wide W */
+      c = wc(kW16[a], kF8[b], GKO_DTYPE_F32, 3, 700, 333);
+      c.offset = 1, c.lda = 345, c.ldb = 350, c.batch = 2, c.rowwise = 1, c.nan_row = 601;
+      c.beta = 0.5f, c.epilogue = GKO_EPILOGUE_BIAS_GELU_TANH;
+      bad += run_w8(h, &c, seed);
+    }
+  fp8_gemm_end(h, bad, seed);
+}
+
+/* Every refusal names its rule and leaves the plan pointer or D untouched. */
+Test(fp8, w8_refusals_leave_outputs_untouched) {
+  uint64_t seed;
+  gko_handle_t h = w8_begin(&seed);
+  wcase base = wc(GKO_DTYPE_F16, E4M3, GKO_DTYPE_F16, 4, 64, 128);
+  wcase c = base;
+  c.m = 17;
+  expect_plan(h, wg_desc(&c), GKO_STATUS_NOT_SUPPORTED, "m = 17");
+  expect_plan(h, with(wg_desc(&base), GKO_GEMM_ATTR_TRANSB, GKO_OP_N), GKO_STATUS_NOT_SUPPORTED,
+              "k contiguous");
+  expect_plan(h, with(wg_desc(&base), GKO_GEMM_ATTR_BACKEND, GKO_GEMM_BACKEND_CUBLASLT),
+              GKO_STATUS_NOT_SUPPORTED, "cuBLASLt has no kernel");
+  expect_plan(h, with(wg_desc(&base), GKO_GEMM_ATTR_BACKEND, GKO_GEMM_BACKEND_SM90),
+              GKO_STATUS_NOT_SUPPORTED, "SM90");
+  expect_plan(h, with(wg_desc(&base), GKO_GEMM_ATTR_COMPUTE, GKO_GEMM_COMPUTE_F16_ACCUMULATE),
+              GKO_STATUS_NOT_SUPPORTED, "f32");
+  c = base;
+  c.rowwise = 1;
+  wgemm g;
+  wg_prepare(h, &g, &c);
+  float *one = t_dalloc(64);
+  const float *sb = g.dsb;
+  EXPECT_FAILS(GKO_STATUS_INVALID_VALUE, "scale_a",
+               gko_gemm_execute_scaled(g.plan, 1.0f, g.da, one, g.db, sb, 0.0f, NULL, g.dd, NULL,
+                                       NULL, NULL, g.ws, g.ws_bytes, NULL));
+  EXPECT_FAILS(GKO_STATUS_INVALID_VALUE, "scale_d",
+               gko_gemm_execute_scaled(g.plan, 1.0f, g.da, NULL, g.db, sb, 0.0f, NULL, g.dd, one,
+                                       NULL, NULL, g.ws, g.ws_bytes, NULL));
+  EXPECT_FAILS(GKO_STATUS_INVALID_VALUE, "amax_d",
+               gko_gemm_execute_scaled(g.plan, 1.0f, g.da, NULL, g.db, sb, 0.0f, NULL, g.dd, NULL,
+                                       one, NULL, g.ws, g.ws_bytes, NULL));
+  EXPECT_FAILS(GKO_STATUS_INVALID_VALUE, "scale_b is NULL",
+               gko_gemm_execute_scaled(g.plan, 1.0f, g.da, NULL, g.db, NULL, 0.0f, NULL, g.dd,
+                                       NULL, NULL, NULL, g.ws, g.ws_bytes, NULL));
+  EXPECT_FAILS(GKO_STATUS_INVALID_VALUE, "aligned",
+               gko_gemm_execute_scaled(g.plan, 1.0f, g.da, NULL, g.db,
+                                       (const float *)((const char *)sb + 1), 0.0f, NULL, g.dd,
+                                       NULL, NULL, NULL, g.ws, g.ws_bytes, NULL));
+  t_assert_poisoned(g.dd, g.d_bytes);
+  cudaFree(one);
+  wg_free(&g);
+  fp8_gemm_end(h, 0, seed);
+}
+
+/* A weight-only GEMM captured into a graph and replayed twice, scale_b
+ * changed in device memory between the replays: the result follows. */
+Test(fp8, w8_graph_replay_reads_scale_b_at_run_time) {
+  uint64_t seed;
+  gko_handle_t h = w8_begin(&seed);
+  cudaStream_t st;
+  T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  wcase c = wc(GKO_DTYPE_BF16, E4M3, GKO_DTYPE_BF16, 2, 48, 4096); /* split k */
+  wgemm g;
+  wg_prepare(h, &g, &c);
+  cudaGraph_t graph;
+  cudaGraphExec_t ge;
+  T_CUDA(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+  const gko_status_t s = wg_execute(&g, st);
+  char detail[512];
+  snprintf(detail, sizeof detail, "%s", gko_last_error_detail());
+  const cudaError_t ce = cudaStreamEndCapture(st, &graph);
+  cr_assert_eq(s, GKO_STATUS_SUCCESS, "under capture: %s: %s", gko_status_name(s), detail);
+  cr_assert_eq(ce, cudaSuccess, "capture: %s", cudaGetErrorString(ce));
+  T_CUDA(cudaGraphInstantiate(&ge, graph, 0));
+  int64_t bad = 0;
+  for (int r = 0; r < 2; r++) {
+    if (r == 1) {
+      g.sb[0] = -3.0f;
+      t_h2d(g.dsb, g.sb, 4);
+      wg_reference(&g);
+    }
+    t_memset(g.dd, T_POISON_BYTE, g.d_bytes);
+    T_CUDA(cudaGraphLaunch(ge, st));
+    T_CUDA(cudaStreamSynchronize(st));
+    bad += wg_check(&g, seed);
+  }
+  cudaGraphExecDestroy(ge);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(st);
+  wg_free(&g);
   fp8_gemm_end(h, bad, seed);
 }

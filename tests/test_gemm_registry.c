@@ -236,11 +236,89 @@ Test(gemm_registry, fp8_descriptor_rules) {
   T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_COMPUTE, GKO_GEMM_COMPUTE_FP8_FAST_ACCUMULATE));
   T_FAILS(GKO_STATUS_INVALID_VALUE, gk_gemm_resolve(d, &p));
   T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_COMPUTE, GKO_GEMM_COMPUTE_DEFAULT));
+  /* a 16-bit A with an 8-bit B: weight-only FP8, whose factors are B's */
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_B_DTYPE, GKO_DTYPE_F8E4M3));
+  T_OK(gk_gemm_resolve(d, &p));
+  cr_expect(gk_gemm_w8(&p));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_SCALE_B_MODE, GKO_SCALE_ROWWISE));
+  T_OK(gk_gemm_resolve(d, &p));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_SCALE_A_MODE, GKO_SCALE_ROWWISE));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gk_gemm_resolve(d, &p));
+  cr_expect(strstr(gko_last_error_detail(), "SCALE_A_MODE") != NULL, "%s", gko_last_error_detail());
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_SCALE_A_MODE, GKO_SCALE_TENSOR));
+  T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_COMPUTE, GKO_GEMM_COMPUTE_FP8_FAST_ACCUMULATE));
+  T_FAILS(GKO_STATUS_INVALID_VALUE, gk_gemm_resolve(d, &p));
+  gko_gemm_desc_destroy(d);
+  /* an f32 A takes no 8-bit B */
+  T_OK(gko_gemm_desc_create(&d, GKO_DTYPE_F32, GKO_DTYPE_F32, 16, 16, 16));
   T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_B_DTYPE, GKO_DTYPE_F8E4M3));
   T_FAILS(GKO_STATUS_INVALID_VALUE, gk_gemm_resolve(d, &p));
+  cr_expect(strstr(gko_last_error_detail(), "B_DTYPE") != NULL, "%s", gko_last_error_detail());
   gko_gemm_desc_destroy(d);
   T_FAILS(GKO_STATUS_INVALID_VALUE,
           gko_gemm_desc_create(&d, GKO_DTYPE_F16, GKO_DTYPE_F8E4M3, 16, 16, 16));
+}
+
+/* Weight-only FP8 (a 16-bit A, an 8-bit B): WMMA serves it where its rules
+ * hold, and names the rule broken otherwise; cuBLASLt and SM90 decline it. */
+Test(gemm_registry, w8_rules_name_the_requirement_broken) {
+  const struct {
+    int cc, layout, transa, transb, invariant, compute;
+    int64_t m;
+    const char *word; /* NULL: supported */
+  } cases[] = {
+      {90, GKO_LAYOUT_ROW_MAJOR, GKO_OP_N, GKO_OP_T, 0, 0, 1, NULL},
+      {80, GKO_LAYOUT_ROW_MAJOR, GKO_OP_N, GKO_OP_T, 0, 0, 16, NULL},
+      {90, GKO_LAYOUT_COL_MAJOR, GKO_OP_T, GKO_OP_N, 0, 0, 7, NULL},
+      {75, GKO_LAYOUT_ROW_MAJOR, GKO_OP_N, GKO_OP_T, 0, 0, 1, "sm_80"},
+      {90, GKO_LAYOUT_ROW_MAJOR, GKO_OP_N, GKO_OP_T, 0, 0, 17, "m = 17"},
+      {90, GKO_LAYOUT_ROW_MAJOR, GKO_OP_N, GKO_OP_N, 0, 0, 1, "k contiguous"},
+      {90, GKO_LAYOUT_ROW_MAJOR, GKO_OP_T, GKO_OP_T, 0, 0, 1, "TRANSA = N"},
+      {90, GKO_LAYOUT_COL_MAJOR, GKO_OP_N, GKO_OP_N, 0, 0, 1, "column-major"},
+      {90, GKO_LAYOUT_ROW_MAJOR, GKO_OP_N, GKO_OP_T, 64, 0, 1, "INVARIANT"},
+      {90, GKO_LAYOUT_ROW_MAJOR, GKO_OP_N, GKO_OP_T, 0, GKO_GEMM_COMPUTE_F16_ACCUMULATE, 1,
+       "f32"},
+  };
+  const gk_gemm_backend *wm = gk_gemm_backend_of(GKO_GEMM_BACKEND_WMMA);
+  cr_assert(wm && wm->supports);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (int a = 0; a < 2; a++)
+      for (int b = 0; b < 2; b++) {
+        gko_gemm_desc_t d;
+        const gko_dtype_t adt = a ? GKO_DTYPE_BF16 : GKO_DTYPE_F16;
+        T_OK(gko_gemm_desc_create(&d, adt, adt, cases[i].m, 4096, 256));
+        T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_B_DTYPE,
+                               b ? GKO_DTYPE_F8E5M2 : GKO_DTYPE_F8E4M3));
+        T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_LAYOUT, cases[i].layout));
+        T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_TRANSA, cases[i].transa));
+        T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_TRANSB, cases[i].transb));
+        T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_INVARIANT, cases[i].invariant));
+        if (cases[i].compute) T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_COMPUTE, cases[i].compute));
+        gk_gemm_problem p;
+        T_OK(gk_gemm_resolve(d, &p));
+        gko_gemm_desc_destroy(d);
+        struct gko_handle_s h;
+        memset(&h, 0, sizeof h);
+        h.cc = cases[i].cc;
+        char why[512] = "";
+        const int ok = wm->supports(&h, &p, why, sizeof why);
+        if (!cases[i].word) {
+          cr_expect(ok, "case %zu: declined: %s", i, why);
+        } else {
+          cr_expect(!ok, "case %zu: accepted, expected a refusal naming '%s'", i, cases[i].word);
+          cr_expect(strstr(why, cases[i].word) != NULL, "case %zu: '%s' does not name '%s'", i,
+                    why, cases[i].word);
+        }
+        for (int r = 0; r < gk_gemm_nbackends; r++) {
+          const gk_gemm_backend *be = gk_gemm_backends[r];
+          if (be == wm) continue;
+          why[0] = '\0';
+          cr_expect(be->supports && !be->supports(&h, &p, why, sizeof why),
+                    "%s accepts weight-only FP8", be->name);
+          if (be->id == GKO_GEMM_BACKEND_CUBLASLT) /* SM90 may first name the GPU or build */
+            cr_expect(strstr(why, "weight-only FP8") != NULL, "%s: '%s'", be->name, why);
+        }
+      }
 }
 
 /* The names of tile ids taken from cublasLt.h: each end of each run of
