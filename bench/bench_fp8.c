@@ -1,7 +1,7 @@
 /* bench_fp8.c -- gko-bench's FP8 module.
  *
  *   gko-bench fp8 [--m M --n N --k K] [--fast] [--autotune] [--out bf16|f16|f32|e4m3]
- *   gko-bench fp8 --decode [--m M --n N --k K] [--x bf16|f16] [--static]
+ *   gko-bench fp8 --decode [--m M --n N --k K] [--x bf16|f16] [--static]   (m 1 by default)
  *   gko-bench fp8 --suite        (the default suite: GEMM shapes, decode, quantize)
  *
  * GEMM: D = A B^T (row-major, B stored n x k: both operands k-contiguous, as
@@ -437,14 +437,14 @@ static void fp8_gemm_table(void) {
 
 int bench_fp8_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv) {
   int64_t m = 4096, n = 4096, k = 4096;
-  int fast = 0, decode = 0, stat = 0;
+  int fast = 0, decode = 0, stat = 0, m_given = 0;
   gko_dtype_t out = GKO_DTYPE_BF16, xdt = GKO_DTYPE_BF16;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
     if (!strcmp(a, "--suite"))
       return bench_fp8_suite(h, s);
     else if (!strcmp(a, "--m") && i + 1 < argc)
-      m = strtoll(argv[++i], NULL, 0);
+      m = strtoll(argv[++i], NULL, 0), m_given = 1;
     else if (!strcmp(a, "--n") && i + 1 < argc)
       n = strtoll(argv[++i], NULL, 0);
     else if (!strcmp(a, "--k") && i + 1 < argc)
@@ -469,6 +469,8 @@ int bench_fp8_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv) {
     }
   }
   if (decode) {
+    if (!m_given)
+      m = 1;
     if (!fp8_decode_gpu(h)) return 0;
     fp8_decode_table();
     return fp8_decode_one(h, s, m, n, k, xdt, stat);
@@ -476,6 +478,23 @@ int bench_fp8_cmd(gko_handle_t h, cudaStream_t s, int argc, char **argv) {
   if (!fp8_gpu(h)) return 0;
   fp8_gemm_table();
   return fp8_gemm_one(h, s, "gemm", m, n, k, fast, out);
+}
+
+/* The suite's decode rows: the shapes, plain and static, both x types. */
+static int fp8_decode_rows(gko_handle_t h, cudaStream_t s) {
+  int fails = 0;
+  fp8_decode_table();
+  static const int64_t kDecode[][3] = {{1, 4096, 4096}, {1, 11008, 4096}, {16, 4096, 4096},
+                                       {16, 11008, 4096}};
+  for (size_t i = 0; i < sizeof kDecode / sizeof kDecode[0]; i++)
+    for (int stat = 0; stat < 2; stat++)
+      for (int x = 0; x < 2; x++) {
+        fprintf(stderr, "\r  fp8 decode %lldx%lld%s      ", (long long)kDecode[i][0],
+                (long long)kDecode[i][1], stat ? " static" : "");
+        fails += fp8_decode_one(h, s, kDecode[i][0], kDecode[i][1], kDecode[i][2],
+                                x ? GKO_DTYPE_F16 : GKO_DTYPE_BF16, stat);
+      }
+  return fails;
 }
 
 int bench_fp8_suite(gko_handle_t h, cudaStream_t s) {
@@ -486,7 +505,8 @@ int bench_fp8_suite(gko_handle_t h, cudaStream_t s) {
                  {"qkv", 4096, 2304, 768},     {"proj", 4096, 768, 768},
                  {"ffn1", 4096, 3072, 768},    {"ffn2", 4096, 768, 3072}};
   int fails = 0;
-  if (!fp8_gpu(h)) return 0;
+  if (!fp8_gpu(h)) /* below 8.9: weight-only FP8 still runs (sm_80+) */
+    return fp8_decode_gpu(h) ? fp8_decode_rows(h, s) : 0;
   fp8_gemm_table();
   for (size_t i = 0; i < sizeof kShapes / sizeof kShapes[0]; i++)
     for (int fast = 0; fast < 2; fast++) {
@@ -500,17 +520,7 @@ int bench_fp8_suite(gko_handle_t h, cudaStream_t s) {
     fails += fp8_gemm_one(h, s, "square", 8192, 8192, 8192, fast, GKO_DTYPE_BF16);
     fails += fp8_gemm_one(h, s, "ffn1", 4096, 3072, 768, fast, GKO_DTYPE_BF16);
   }
-  fp8_decode_table();
-  static const int64_t kDecode[][3] = {{1, 4096, 4096}, {1, 11008, 4096}, {16, 4096, 4096},
-                                       {16, 11008, 4096}};
-  for (size_t i = 0; i < sizeof kDecode / sizeof kDecode[0]; i++)
-    for (int stat = 0; stat < 2; stat++)
-      for (int x = 0; x < 2; x++) {
-        fprintf(stderr, "\r  fp8 decode %lldx%lld%s      ", (long long)kDecode[i][0],
-                (long long)kDecode[i][1], stat ? " static" : "");
-        fails += fp8_decode_one(h, s, kDecode[i][0], kDecode[i][1], kDecode[i][2],
-                                x ? GKO_DTYPE_F16 : GKO_DTYPE_BF16, stat);
-      }
+  fails += fp8_decode_rows(h, s);
   bench_table("fp8", 18, 7, "GB/s", "the copy bandwidth", 1,
               "quantize (with amax) / dequantize: GB/s = bytes read + written / dev_us; "
               "of_roof = of the measured copy bandwidth");

@@ -32,7 +32,7 @@ typedef struct gk_w8_problem {
 } gk_w8_problem;
 
 typedef struct gk_w8_config {
-  int kw;         /* warps per 16-row tile of W, taking its k steps in turn */
+  int kw;         /* warps per 16-row tile of W, each on a contiguous k range */
   int per;        /* tiles per block of 8 warps: per * kw == 8 */
   int splits;     /* k splits across blocks (> 1: f32 partials + a sum kernel) */
   int64_t kchunk; /* k per split, a multiple of 64 */

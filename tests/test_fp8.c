@@ -2102,6 +2102,8 @@ typedef struct {
   int offset;      /* A and B moved by one element off their 16-byte alignment */
   int nan_c;       /* C holds NaN (with beta = 0 it must not be read) */
   int64_t nan_row; /* >= 0: that row of B (a column of D) holds one NaN weight */
+  int shared_b;    /* GKO_GEMM_ATTR_STRIDE_B = 0: one B for every batch */
+  int one_split;   /* GKO_GEMM_ATTR_MAX_WORKSPACE = 0: no split-K partials */
 } wcase;
 
 static wcase wc(gko_dtype_t adt, gko_dtype_t bdt, gko_dtype_t cd, int64_t m, int64_t n,
@@ -2143,7 +2145,7 @@ static void wg_reference(wgemm *g) {
     for (int64_t i = 0; i < c->m; i++)
       for (int64_t j = 0; j < c->n; j++) {
         const uint16_t *ar = g->a + (bt * c->m + i) * g->lda;
-        const uint8_t *br = g->b + (bt * c->n + j) * g->ldb;
+        const uint8_t *br = g->b + ((c->shared_b ? 0 : bt) * c->n + j) * g->ldb;
         double s = 0, sabs = 0;
         for (int64_t p = 0; p < c->k; p++) {
           const double v = t_hv_get(c->adt, ar, p) * tb[br[p]];
@@ -2185,6 +2187,8 @@ static gko_gemm_desc_t wg_desc(const wcase *c) {
                          c->rowwise ? GKO_SCALE_ROWWISE : GKO_SCALE_TENSOR));
   T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_EPILOGUE, c->epilogue));
   T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_BATCH_COUNT, c->batch));
+  if (c->shared_b) T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_STRIDE_B, 0));
+  if (c->one_split) T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_MAX_WORKSPACE, 0));
   T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_AUTOTUNE, c->autotune));
   if (c->static_b)
     T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_STATIC_OPERANDS, GKO_GEMM_STATIC_B));
@@ -2196,12 +2200,14 @@ static void wg_prepare(gko_handle_t h, wgemm *g, const wcase *c) {
   g->c = *c;
   snprintf(g->what, sizeof g->what,
            "w8 %sx%s->%s m=%lld n=%lld k=%lld batch=%lld lda=%lld ldb=%lld %s scale %s%s "
-           "sb=%g alpha=%g beta=%g ep=%d static=%d tune=%d offset=%d nan_c=%d nan_row=%lld",
+           "sb=%g alpha=%g beta=%g ep=%d static=%d tune=%d offset=%d nan_c=%d nan_row=%lld "
+           "shared_b=%d one_split=%d",
            dt_name(c->adt), dt_name(c->bdt), dt_name(c->cd), (long long)c->m, (long long)c->n,
            (long long)c->k, (long long)c->batch, (long long)c->lda, (long long)c->ldb,
            c->col_major ? "col" : "row", c->rowwise ? "per column" : "per tensor",
            c->null_scale ? " (NULL)" : "", (double)c->sb, (double)c->alpha, (double)c->beta,
-           c->epilogue, c->static_b, c->autotune, c->offset, c->nan_c, (long long)c->nan_row);
+           c->epilogue, c->static_b, c->autotune, c->offset, c->nan_c, (long long)c->nan_row,
+           c->shared_b, c->one_split);
   const int64_t m = c->m, n = c->n, k = c->k, bt = c->batch;
   g->lda = c->lda ? c->lda : k;
   g->ldb = c->ldb ? c->ldb : k;
@@ -2212,7 +2218,14 @@ static void wg_prepare(gko_handle_t h, wgemm *g, const wcase *c) {
   gko_gemm_desc_destroy(d);
   T_OK(gko_gemm_workspace_size(g->plan, &g->ws_bytes));
   g->ws = g->ws_bytes ? t_dalloc(g->ws_bytes) : NULL;
-  const size_t na = (size_t)(bt * m * g->lda) + 1, nb = (size_t)(bt * n * g->ldb) + 1;
+  if (c->one_split) {
+    char text[2048];
+    T_OK(gko_gemm_plan_describe(g->plan, text, sizeof text, NULL));
+    cr_expect(g->ws_bytes == 0 && strstr(text, "one split") != NULL,
+              "MAX_WORKSPACE = 0: %zu bytes, '%s' [%s]", g->ws_bytes, text, g->what);
+  }
+  const size_t na = (size_t)(bt * m * g->lda) + 1;
+  const size_t nb = (size_t)((c->shared_b ? 1 : bt) * n * g->ldb) + 1;
   g->a = calloc(na, 2);
   g->b = calloc(nb, 1);
   cr_assert(g->a && g->b);
@@ -2389,6 +2402,21 @@ Test(fp8, w8_strides_alignment_batches_and_special_values, .timeout = 600) {
       c = wc(kW16[a], kF8[b], kW16[a], 6, 50, 200);
       c.nan_row = 17;
       bad += run_w8(h, &c, seed);
+      /* 16-byte-aligned rows with a k tail (the cp.async ring's partial
+       * copies): k = 1000 and 1003 with leading dimensions of 1008, 1024 */
+      c = wc(kW16[a], kF8[b], kW16[a], 5, 200, 1000);
+      c.lda = c.ldb = 1008, c.epilogue = GKO_EPILOGUE_BIAS;
+      bad += run_w8(h, &c, seed);
+      c = wc(kW16[a], kF8[b], GKO_DTYPE_F32, 12, 96, 1003);
+      c.lda = c.ldb = 1024, c.rowwise = 1;
+      bad += run_w8(h, &c, seed);
+      /* split k with batches, one B for every batch, and the split refused
+       * by MAX_WORKSPACE = 0 */
+      c = wc(kW16[a], kF8[b], kW16[a], 2, 48, 4096);
+      c.batch = 3, c.shared_b = 1, c.beta = 0.5f;
+      bad += run_w8(h, &c, seed);
+      c.one_split = 1;
+      bad += run_w8(h, &c, seed);
       /* unaligned, padded, batched, NaN weight, per column, wide W */
       c = wc(kW16[a], kF8[b], GKO_DTYPE_F32, 3, 700, 333);
       c.offset = 1, c.lda = 345, c.ldb = 350, c.batch = 2, c.rowwise = 1, c.nan_row = 601;
@@ -2411,9 +2439,9 @@ Test(fp8, w8_refusals_leave_outputs_untouched) {
   expect_plan(h, with(wg_desc(&base), GKO_GEMM_ATTR_BACKEND, GKO_GEMM_BACKEND_CUBLASLT),
               GKO_STATUS_NOT_SUPPORTED, "cuBLASLt has no kernel");
   expect_plan(h, with(wg_desc(&base), GKO_GEMM_ATTR_BACKEND, GKO_GEMM_BACKEND_SM90),
-              GKO_STATUS_NOT_SUPPORTED, "SM90");
+              GKO_STATUS_NOT_SUPPORTED, "GKO_GEMM_BACKEND_SM90:");
   expect_plan(h, with(wg_desc(&base), GKO_GEMM_ATTR_COMPUTE, GKO_GEMM_COMPUTE_F16_ACCUMULATE),
-              GKO_STATUS_NOT_SUPPORTED, "f32");
+              GKO_STATUS_NOT_SUPPORTED, "accumulates in f32");
   c = base;
   c.rowwise = 1;
   wgemm g;
@@ -2479,4 +2507,62 @@ Test(fp8, w8_graph_replay_reads_scale_b_at_run_time) {
   cudaStreamDestroy(st);
   wg_free(&g);
   fp8_gemm_end(h, bad, seed);
+}
+
+/* B promised static: the kernel starts before the one ahead of it ends, so
+ * it must not read X before that one is done.  Two calls on one stream,
+ * the first's D (poisoned before) the second's A: the second's result is
+ * checked against float64 of the first's as the device holds it. */
+Test(fp8, w8_static_chain_reads_a_after_the_kernel_ahead) {
+  uint64_t seed;
+  gko_handle_t h = w8_begin(&seed);
+  cudaStream_t st;
+  T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  for (int a = 0; a < 2; a++) {
+    wcase c = wc(kW16[a], E4M3, kW16[a], 3, 4096, 4096); /* n == k: D feeds A */
+    c.static_b = 1, c.null_scale = 1;
+    wgemm g;
+    wg_prepare(h, &g, &c);
+    const size_t dbytes = (size_t)(c.m * c.n) * 2;
+    void *d2 = t_dalloc(dbytes);
+    t_memset(d2, T_POISON_BYTE, dbytes);
+    for (int r = 0; r < 3; r++) { /* a few times: the race, if any, shows */
+      t_memset(g.dd, T_POISON_BYTE, g.d_bytes);
+      T_OK(wg_execute(&g, st));
+      T_OK(gko_gemm_execute_scaled(g.plan, 1.0f, g.dd, NULL, g.db, NULL, 0.0f, NULL, d2, NULL,
+                                   NULL, NULL, g.ws, g.ws_bytes, st));
+      T_CUDA(cudaStreamSynchronize(st));
+    }
+    int64_t bad = wg_check(&g, seed);
+    /* the second call's reference: A = the first call's D as stored */
+    uint16_t *d1 = malloc(dbytes), *h2 = malloc(dbytes);
+    cr_assert(d1 && h2);
+    t_d2h(d1, g.dd, dbytes);
+    t_d2h(h2, d2, dbytes);
+    memcpy(g.a, d1, dbytes);
+    wg_reference(&g);
+    const double *tb = f8_table(c.bdt);
+    for (int64_t i = 0; i < c.m; i++)
+      for (int64_t j = 0; j < c.n; j++) {
+        const double want = g.x[i * c.n + j];
+        const double got = t_hv_get(c.cd, h2, i * c.n + j);
+        double sabs = 0;
+        for (int64_t p = 0; p < c.k; p++)
+          sabs += fabs(t_hv_get(c.adt, d1, i * c.k + p) * tb[g.b[j * c.k + p]]);
+        const double b = sabs * ((double)c.k * ldexp(1, -23) + ldexp(1, -16)) +
+                         t_unit(c.cd) * (fabs(want) + sabs);
+        if (!(fabs(got - want) <= b) && bad++ < 5)
+          cr_log_error("seed %llu [%s] second call i=%lld j=%lld: got %.9g, want %.9g +- %.3g",
+                       (unsigned long long)seed, g.what, (long long)i, (long long)j, got, want,
+                       b);
+      }
+    cr_expect_eq(bad, 0, "seed %llu: %lld problems [%s]", (unsigned long long)seed,
+                 (long long)bad, g.what);
+    free(d1);
+    free(h2);
+    cudaFree(d2);
+    wg_free(&g);
+  }
+  cudaStreamDestroy(st);
+  fp8_gemm_end(h, 0, seed);
 }
