@@ -271,7 +271,7 @@ __global__ void __launch_bounds__(kThreads) w8_decode(const W8Params P) {
 }
 
 /* The cp.async ring (W and X 16-byte aligned in every line and batch):
- * per warp kW8Stages<TWO> slots, each lane's pieces of one step in each
+ * per warp W8Ring<TWO>::kStages slots, each lane's pieces of one step in each
  * (W rows g, g + 8; X row g's two halves; with TWO X row g + 8's), so
  * that a lane reads back only what it copied itself.  Rows past nb or ns
  * and the k tail are zero-filled by the copies; W bypasses L1 (read once),
