@@ -105,15 +105,22 @@ static inline int t_cc(void) {
   return (int)v;
 }
 
-/* Whether this build holds gko's sm_90a kernels (gko_diagnostics says). */
+/* Whether this build holds gko's sm_90a kernels (gko_diagnostics says).
+ * Called from several test threads at once: each reads the report into
+ * its own buffer, and the cached answer is stored atomically. */
 static inline int t_sm90_built(void) {
   static int built = -1;
-  if (built < 0) {
-    static char buf[1 << 16];
-    built = gko_diagnostics(-1, buf, sizeof buf, NULL) == GKO_STATUS_SUCCESS &&
-            strstr(buf, "SM90 GEMM:    sm_90a kernels") != NULL;
+  int b = __atomic_load_n(&built, __ATOMIC_ACQUIRE);
+  if (b < 0) {
+    enum { CAP = 1 << 16 };
+    char *buf = (char *)malloc(CAP);
+    if (!buf) return 0;
+    b = gko_diagnostics(-1, buf, CAP, NULL) == GKO_STATUS_SUCCESS &&
+        strstr(buf, "SM90 GEMM:    sm_90a kernels") != NULL;
+    free(buf);
+    __atomic_store_n(&built, b, __ATOMIC_RELEASE);
   }
-  return built;
+  return b;
 }
 
 /* ---- f16 / bf16 on the host ---------------------------------------------- */
