@@ -55,6 +55,7 @@ struct W8Params {
   float alpha, beta;
   int act, cd, has_bias, bias_on_j, scale_per_j;
   int vec_w, vec_x;
+  int64_t stage_bytes; /* w8_decode_bulk: bytes of one ring stage */
 };
 
 /* 16 consecutive bytes of W at p, p[0..valid) existing (the rest read as
@@ -360,6 +361,176 @@ __global__ void __launch_bounds__(kThreads) w8_decode_async(const W8Params P) {
   }
 }
 
+/* The bulk-copy kernel (sm_90; ns <= 4, W's and X's rows 16-byte aligned, k
+ * a multiple of 16).  One warp of each block only issues copies: per ring
+ * stage, kBulkK of k of one 16-row tile -- its 16 rows of W and the ns rows
+ * of X, one cp.async.bulk each -- into shared memory, completing on the
+ * stage's full barrier.  The kBulkConsumers other warps each load their
+ * share of the stage's 64-wide steps into registers (the fragment map
+ * above, from shared memory), release the stage on its empty barrier and
+ * then widen and multiply.  The copy engine keeps kBulkStages stages of
+ * every block in flight at no register or issue cost to those warps.
+ * Tiles are taken in turn by the resident blocks; each tile's partial sums
+ * are added in warp order, so the result does not depend on timing.  Row
+ * pitches in shared memory put the 8 lanes of each quarter-warp on distinct
+ * banks. */
+constexpr int kBulkK = 2048;
+constexpr int kBulkStages = 2;
+constexpr int kBulkConsumers = 8;
+constexpr int kBulkThreads = 32 * (kBulkConsumers + 1);
+constexpr int kBulkWPitch = kBulkK + 64;
+constexpr int kBulkXPitch = 2 * kBulkK + 16;
+
+size_t w8_bulk_stage_bytes(int64_t ns) {
+  return ((size_t)16 * kBulkWPitch + (size_t)ns * kBulkXPitch + 127) / 128 * 128;
+}
+
+__device__ __forceinline__ void bar_consumers() {
+  asm volatile("bar.sync 1, %0;\n" ::"n"(32 * kBulkConsumers) : "memory");
+}
+
+template <typename T, int F8>
+__global__ void __launch_bounds__(kBulkThreads) w8_decode_bulk(const W8Params P) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr int S = kBulkStages;
+  __shared__ float red[kBulkConsumers][8][17];
+  __shared__ __align__(8) uint64_t full[S], empty[S];
+  extern __shared__ __align__(16) unsigned char w8_raw[];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int64_t chunks = (P.k + kBulkK - 1) / kBulkK;
+  const int64_t units = P.tiles * P.batch;
+  const unsigned ring = (unsigned)__cvta_generic_to_shared(w8_raw);
+  const unsigned fb = (unsigned)__cvta_generic_to_shared(full);
+  const unsigned eb = (unsigned)__cvta_generic_to_shared(empty);
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int s = 0; s < S; s++) {
+      gk::mbar_init(fb + 8 * s, 1);
+      gk::mbar_init(eb + 8 * s, 32 * kBulkConsumers);
+    }
+    gk::mbar_init_fence();
+  }
+  __syncthreads();
+  gk::pdl_launch_dependents();
+  if (warp == kBulkConsumers) {
+    /* the copies: stage r of this block is chunk r % chunks of its
+     * (r / chunks)-th unit */
+    const int64_t mine = (units - blockIdx.x + gridDim.x - 1) / gridDim.x;
+    const int64_t total = mine * chunks;
+    const int ns = (int)P.ns;
+    struct G {
+      const uint8_t *w;
+      const uint16_t *x;
+      unsigned dst, bar, len;
+      int rows;
+    };
+    auto geom = [&](int64_t r) {
+      G q;
+      const int64_t u = blockIdx.x + (r / chunks) * gridDim.x, c = r % chunks;
+      const int64_t bt = u / P.tiles, j0 = (u - bt * P.tiles) * 16, k0 = c * kBulkK;
+      q.len = (unsigned)(P.k - k0 < kBulkK ? P.k - k0 : kBulkK);
+      q.rows = (int)(P.nb - j0 < 16 ? P.nb - j0 : 16);
+      q.w = P.w + bt * P.bw + j0 * P.swj + k0;
+      q.x = P.x + bt * P.bx + k0;
+      q.dst = ring + (unsigned)((r % S) * P.stage_bytes);
+      q.bar = fb + 8 * (unsigned)(r % S);
+      return q;
+    };
+    auto issue_w = [&](int64_t r) {
+      const G q = geom(r);
+      if (lane == 0)
+        gk::mbar_arrive_tx(q.bar, q.len * (unsigned)q.rows + 2 * q.len * (unsigned)ns);
+      __syncwarp();
+      if (lane < q.rows)
+        gk::bulk_g2s(q.dst + lane * kBulkWPitch, q.w + lane * P.swj, q.len, q.bar);
+    };
+    auto issue_x = [&](int64_t r) {
+      const G q = geom(r);
+      if (lane < ns)
+        gk::bulk_g2s(q.dst + 16 * kBulkWPitch + lane * kBulkXPitch, q.x + lane * P.sxi, 2 * q.len,
+                     q.bar);
+    };
+    const int64_t first = total < S ? total : S;
+    for (int64_t r = 0; r < first; r++)
+      issue_w(r);
+    gk::pdl_wait(); /* X is written by the kernel ahead */
+    for (int64_t r = 0; r < first; r++)
+      issue_x(r);
+    for (int64_t r = S; r < total; r++) {
+      gk::mbar_wait(eb + 8 * (unsigned)(r % S), (unsigned)((r / S - 1) & 1));
+      issue_w(r);
+      issue_x(r);
+    }
+    return;
+  }
+  const int g = lane >> 2, t = lane & 3;
+  const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
+  constexpr int kSteps = kBulkK / kW8Step / kBulkConsumers; /* per warp and stage */
+  int64_t r = 0;
+  bool waited = false;
+  for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {
+    const int64_t bt = u / P.tiles, j0 = (u - bt * P.tiles) * 16;
+    const bool va = j0 + g < P.nb, vb = j0 + g + 8 < P.nb, xa = g < P.ns;
+    float acc0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, acc1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int64_t c = 0; c < chunks; c++, r++) {
+      const unsigned slot = (unsigned)(r % S);
+      gk::mbar_wait(fb + 8 * slot, (unsigned)((r / S) & 1));
+      const int64_t len = P.k - c * kBulkK < kBulkK ? P.k - c * kBulkK : kBulkK;
+      const unsigned char *st = w8_raw + slot * P.stage_bytes;
+      const unsigned char *xs = st + 16 * kBulkWPitch;
+      /* this warp's steps into registers, the stage released, then the math */
+      uint4 ra[kSteps], rb[kSteps], x0[kSteps], x1[kSteps];
+#pragma unroll
+      for (int s = 0; s < kSteps; s++) {
+        const int off = (warp * kSteps + s) * kW8Step + 16 * t;
+        const bool in = off < len; /* all 16 or none: len is a multiple of 16 */
+        const uint4 *xp = reinterpret_cast<const uint4 *>(xs + g * kBulkXPitch + 2 * off);
+        ra[s] = va && in ? *reinterpret_cast<const uint4 *>(st + g * kBulkWPitch + off) : zero;
+        rb[s] =
+            vb && in ? *reinterpret_cast<const uint4 *>(st + (g + 8) * kBulkWPitch + off) : zero;
+        x0[s] = xa && in ? xp[0] : zero;
+        x1[s] = xa && in ? xp[1] : zero;
+      }
+      gk::mbar_arrive(eb + 8 * slot);
+#pragma unroll
+      for (int s = 0; s < kSteps; s++) {
+        uint32_t ca[8], cb[8];
+        widen16<T, F8>(ra[s], ca);
+        widen16<T, F8>(rb[s], cb);
+        const uint32_t xw[8] = {x0[s].x, x0[s].y, x0[s].z, x0[s].w,
+                                x1[s].x, x1[s].y, x1[s].z, x1[s].w};
+        /* two accumulators: half the chain of dependent MMAs */
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+          mma16816<T>(q & 1 ? acc1 : acc0, ca[2 * q], cb[2 * q], ca[2 * q + 1], cb[2 * q + 1],
+                      xw[2 * q], xw[2 * q + 1]);
+      }
+    }
+    red[warp][2 * t][g] = acc0[0] + acc1[0];
+    red[warp][2 * t + 1][g] = acc0[1] + acc1[1];
+    red[warp][2 * t][g + 8] = acc0[2] + acc1[2];
+    red[warp][2 * t + 1][g + 8] = acc0[3] + acc1[3];
+    bar_consumers();
+    if (!waited) { /* C, the factors and D come after the kernel ahead */
+      gk::pdl_wait();
+      waited = true;
+    }
+    for (int idx = threadIdx.x; idx < 16 * (int)P.ns; idx += 32 * kBulkConsumers) {
+      const int jl = idx % 16, i = idx / 16;
+      const int64_t j = j0 + jl;
+      if (j >= P.nb)
+        continue;
+      float sum = 0.0f;
+#pragma unroll
+      for (int w = 0; w < kBulkConsumers; w++)
+        sum += red[w][i][jl];
+      w8_out(P, bt, i, j, sum);
+    }
+    bar_consumers();
+  }
+#endif
+}
+
 /* splits > 1: each output's partials summed in split order, then w8_out. */
 __global__ void __launch_bounds__(kThreads) w8_sum(const W8Params P) {
   const int64_t total = P.batch * P.ns * P.nb;
@@ -389,6 +560,14 @@ w8_fn w8_kernel(const gk_w8_problem *p, bool async) {
        {{w8_decode_async<__nv_bfloat16, 0, false>, w8_decode_async<__nv_bfloat16, 0, true>},
         {w8_decode_async<__nv_bfloat16, 1, false>, w8_decode_async<__nv_bfloat16, 1, true>}}}};
   return fns[async][bf][e5][two];
+}
+
+w8_fn w8_bulk_kernel(const gk_w8_problem *p) {
+  const bool bf = p->x_dtype == GKO_DTYPE_BF16, e5 = p->w_dtype == GKO_DTYPE_F8E5M2;
+  static const w8_fn fns[2][2] = {
+      {w8_decode_bulk<__half, 0>, w8_decode_bulk<__half, 1>},
+      {w8_decode_bulk<__nv_bfloat16, 0>, w8_decode_bulk<__nv_bfloat16, 1>}};
+  return fns[bf][e5];
 }
 
 size_t w8_ring_bytes(const gk_w8_problem *p) {
@@ -458,12 +637,36 @@ extern "C" gko_status_t gk_w8_config_for(const gk_w8_problem *p, gk_w8_config *c
   while (cfg->kw > 1 && (rows16 + kW8Warps / cfg->kw - 1) / (kW8Warps / cfg->kw) > slots)
     cfg->kw /= 2;
   cfg->per = kW8Warps / cfg->kw;
+  const int64_t tiles = (p->nb + 15) / 16;
+  /* the bulk-copy kernel where a tile is there for every SM */
+  if (cfg->pdl_ok && p->ns <= 4 && p->k >= 16 && p->k % 16 == 0 && tiles * p->batch >= sms) {
+    const w8_fn fb = w8_bulk_kernel(p);
+    /* the function's limit is set for its largest ring (ns = 4), so that
+     * plans of every ns can share it */
+    const size_t bytes = (size_t)kBulkStages * w8_bulk_stage_bytes(p->ns);
+    const size_t most = (size_t)kBulkStages * w8_bulk_stage_bytes(4);
+    int occ_bulk = 0;
+    if (most + 1024 + sizeof(float) * kBulkConsumers * 8 * 17 <= (size_t)optin) {
+      e = cudaFuncSetAttribute((const void *)fb, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               (int)most);
+      if (e != cudaSuccess)
+        return gk_cuda_fail(e, "cudaFuncSetAttribute (weight-only FP8 bulk ring)");
+      e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_bulk, (const void *)fb, kBulkThreads,
+                                                        bytes);
+      if (e != cudaSuccess)
+        return gk_cuda_fail(e, "cudaOccupancyMaxActiveBlocksPerMultiprocessor (weight-only FP8)");
+    }
+    if (occ_bulk > 0) {
+      const int64_t units = tiles * p->batch, slots_b = (int64_t)occ_bulk * sms;
+      cfg->bulk = 1;
+      cfg->bulk_grid = units < slots_b ? units : slots_b;
+    }
+  }
   /* split k only when the tiles leave SMs idle: about two blocks per SM,
    * each split at least one unrolled step per warp */
-  const int64_t tiles = (p->nb + 15) / 16;
   const int64_t blocks = (tiles + cfg->per - 1) / cfg->per * p->batch;
   int64_t splits = 1;
-  if (blocks < sms) {
+  if (blocks < sms && !cfg->bulk) {
     const int64_t most = p->k / ((int64_t)cfg->kw * kW8Step * kW8Unroll);
     splits = (2 * (int64_t)sms + blocks - 1) / blocks;
     if (splits > most)
@@ -533,6 +736,15 @@ extern "C" gko_status_t gk_w8_launch(const gk_w8_problem *p, const gk_w8_config 
     lc.numAttrs = 1;
   }
   void *args[] = {&P};
+  if (cfg->bulk && P.vec_w && P.vec_x) {
+    P.stage_bytes = (int64_t)w8_bulk_stage_bytes(p->ns);
+    lc.gridDim = dim3((unsigned)cfg->bulk_grid);
+    lc.blockDim = dim3(kBulkThreads);
+    lc.dynamicSmemBytes = (size_t)kBulkStages * (size_t)P.stage_bytes;
+    const cudaError_t eb = cudaLaunchKernelExC(&lc, (const void *)w8_bulk_kernel(p), args);
+    return eb == cudaSuccess ? GKO_STATUS_SUCCESS
+                             : gk_cuda_fail(eb, "weight-only FP8 kernel launch");
+  }
   const bool async = cfg->async_ok && P.vec_w && P.vec_x;
   lc.dynamicSmemBytes = async ? w8_ring_bytes(p) : 0;
   cudaError_t e = cudaLaunchKernelExC(&lc, (const void *)w8_kernel(p, async), args);

@@ -1,6 +1,6 @@
-/* mma.cuh -- the PTX wrappers of the GEMM kernels (gemm_wmma_*.cu):
- * cp.async, ldmatrix and mma.sync m16n8k16 (emitted for sm_80+) and
- * griddepcontrol (sm_90+).  Each compiles to nothing below that
+/* mma.cuh -- the PTX wrappers of the GEMM kernels (gemm_wmma_*.cu,
+ * gemm_w8.cu): cp.async, ldmatrix and mma.sync m16n8k16 (emitted for
+ * sm_80+), griddepcontrol, bulk copies and mbarriers (sm_90+).  Each compiles to nothing below that
  * architecture: the kernels that need cp.async or mma.sync are traps there
  * (gemm_wmma.cuh), and a kernel without griddepcontrol simply waits for
  * the one ahead of it. */
@@ -129,6 +129,57 @@ __device__ __forceinline__ void pdl_launch_dependents() {
 __device__ __forceinline__ void pdl_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+/* ---- bulk copies and transaction barriers (sm_90+) ---------------------- */
+
+/* cp.async.bulk: `bytes` (a multiple of 16) from 16-byte-aligned global
+ * memory into shared memory by the copy engine, counted against the
+ * transaction count of the mbarrier at bar (PTX ISA, "cp.async.bulk" and
+ * "mbarrier"; shared addresses as from __cvta_generic_to_shared). */
+__device__ __forceinline__ void bulk_g2s(unsigned dst, const void *src, unsigned bytes,
+                                         unsigned bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+               " [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+#endif
+}
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+#endif
+}
+/* makes the initialized barriers visible to the copy engine */
+__device__ __forceinline__ void mbar_init_fence() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+/* one arrival that also expects `bytes` more of transactions this phase */
+__device__ __forceinline__ void mbar_arrive_tx(unsigned bar, unsigned bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+#endif
+}
+__device__ __forceinline__ void mbar_arrive(unsigned bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+#endif
+}
+/* until the phase of parity `parity` has completed */
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("{\n"
+               ".reg .pred p;\n"
+               "GK_MBAR_WAIT_%=:\n"
+               "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+               "@!p bra GK_MBAR_WAIT_%=;\n"
+               "}\n" ::"r"(bar), "r"(parity)
+               : "memory");
 #endif
 }
 

@@ -2104,6 +2104,7 @@ typedef struct {
   int64_t nan_row; /* >= 0: that row of B (a column of D) holds one NaN weight */
   int shared_b;    /* GKO_GEMM_ATTR_STRIDE_B = 0: one B for every batch */
   int one_split;   /* GKO_GEMM_ATTR_MAX_WORKSPACE = 0: no split-K partials */
+  int bulk;        /* on sm_90 the plan must name the bulk-copy kernel */
 } wcase;
 
 static wcase wc(gko_dtype_t adt, gko_dtype_t bdt, gko_dtype_t cd, int64_t m, int64_t n,
@@ -2218,6 +2219,12 @@ static void wg_prepare(gko_handle_t h, wgemm *g, const wcase *c) {
   gko_gemm_desc_destroy(d);
   T_OK(gko_gemm_workspace_size(g->plan, &g->ws_bytes));
   g->ws = g->ws_bytes ? t_dalloc(g->ws_bytes) : NULL;
+  if (c->bulk && t_cc() == 90) {
+    char text[2048];
+    T_OK(gko_gemm_plan_describe(g->plan, text, sizeof text, NULL));
+    cr_expect(strstr(text, "cp.async.bulk") != NULL, "not the bulk-copy kernel: '%s' [%s]", text,
+              g->what);
+  }
   if (c->one_split) {
     char text[2048];
     T_OK(gko_gemm_plan_describe(g->plan, text, sizeof text, NULL));
@@ -2421,6 +2428,42 @@ Test(fp8, w8_strides_alignment_batches_and_special_values, .timeout = 600) {
       c = wc(kW16[a], kF8[b], GKO_DTYPE_F32, 3, 700, 333);
       c.offset = 1, c.lda = 345, c.ldb = 350, c.batch = 2, c.rowwise = 1, c.nan_row = 601;
       c.beta = 0.5f, c.epilogue = GKO_EPILOGUE_BIAS_GELU_TANH;
+      bad += run_w8(h, &c, seed);
+    }
+  fp8_gemm_end(h, bad, seed);
+}
+
+/* The sm_90 bulk-copy kernel (m <= 4, k a multiple of 16, a 16-row tile of
+ * B for every SM): k tails inside a stage and a stage of 16, weight rows
+ * that end inside a tile, m = 4, padded rows, batches with per-column
+ * factors and one B for all, the epilogues, a NaN weight, B static (the
+ * copies issued before the kernel ahead ends), both layouts; and a pointer
+ * off its alignment, which takes the other kernels with the same plan. */
+Test(fp8, w8_bulk_copy_kernel, .timeout = 600) {
+  uint64_t seed;
+  gko_handle_t h = w8_begin(&seed);
+  int64_t bad = 0;
+  int idx = 0;
+  for (int a = 0; a < 2; a++)
+    for (int b = 0; b < 2; b++, idx++) {
+      wcase c = wc(kW16[a], kF8[b], kW16[a], 1, 2200, 1040);
+      c.bulk = 1, c.epilogue = GKO_EPILOGUE_BIAS, c.col_major = idx % 2;
+      bad += run_w8(h, &c, seed);
+      c = wc(kW16[a], kF8[b], GKO_DTYPE_F32, 4, 2113, 2064);
+      c.bulk = 1, c.rowwise = 1, c.beta = 0.5f, c.nan_row = 2112;
+      bad += run_w8(h, &c, seed);
+      c = wc(kW16[a], kF8[b], kW16[a], 3, 4096, 4112);
+      c.bulk = 1, c.lda = 4128, c.ldb = 4160, c.epilogue = GKO_EPILOGUE_BIAS_GELU_ERF;
+      bad += run_w8(h, &c, seed);
+      c = wc(kW16[a], kF8[b], kW16[a], 3, 100, 1024);
+      c.bulk = 1, c.batch = 24, c.rowwise = 1, c.beta = 1.0f, c.shared_b = idx % 2;
+      c.epilogue = GKO_EPILOGUE_RELU;
+      bad += run_w8(h, &c, seed);
+      c = wc(kW16[a], kF8[b], kW16[a], 2, 2500, 48);
+      c.bulk = 1, c.static_b = 1, c.alpha = 0.5f, c.epilogue = GKO_EPILOGUE_GELU_TANH;
+      bad += run_w8(h, &c, seed);
+      c = wc(kW16[a], kF8[b], kW16[a], 1, 2200, 1040);
+      c.offset = 1;
       bad += run_w8(h, &c, seed);
     }
   fp8_gemm_end(h, bad, seed);
