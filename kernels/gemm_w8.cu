@@ -18,7 +18,10 @@
  * result does not depend on timing).
  * With programmatic stream serialization (W promised static) the first W
  * loads are issued before the kernel ahead has finished; X, the factors,
- * C and every write wait for it (griddepcontrol.wait). */
+ * C and every write wait for it (griddepcontrol.wait).
+ * On sm_90, for ns <= 4, the bulk-copy kernel below (w8_decode_bulk: one
+ * warp copying, eight computing) takes the place of these where the
+ * vectors and k allow. */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
@@ -361,19 +364,19 @@ __global__ void __launch_bounds__(kThreads) w8_decode_async(const W8Params P) {
   }
 }
 
-/* The bulk-copy kernel (sm_90; ns <= 4, W's and X's rows 16-byte aligned, k
- * a multiple of 16).  One warp of each block only issues copies: per ring
- * stage, kBulkK of k of one 16-row tile -- its 16 rows of W and the ns rows
- * of X, one cp.async.bulk each -- into shared memory, completing on the
- * stage's full barrier.  The kBulkConsumers other warps each load their
- * share of the stage's 64-wide steps into registers (the fragment map
- * above, from shared memory), release the stage on its empty barrier and
- * then widen and multiply.  The copy engine keeps kBulkStages stages of
- * every block in flight at no register or issue cost to those warps.
- * Tiles are taken in turn by the resident blocks; each tile's partial sums
- * are added in warp order, so the result does not depend on timing.  Row
- * pitches in shared memory put the 8 lanes of each quarter-warp on distinct
- * banks. */
+/* The bulk-copy kernel (sm_90; ns <= 4, W and X 16-byte aligned in every
+ * row and batch, k >= kBulkK and a multiple of 16).  One warp of each
+ * block only issues copies: per ring stage, kBulkK of k of one 16-row tile
+ * -- its 16 rows of W and the ns rows of X, one cp.async.bulk each -- into
+ * shared memory, completing on the stage's full barrier.  The
+ * kBulkConsumers other warps each load their share of the stage's 64-wide
+ * steps into registers (the fragment map above, from shared memory),
+ * release the stage on its empty barrier and then widen and multiply.  The
+ * copy engine keeps kBulkStages stages of every block in flight at no
+ * register or issue cost to those warps.  Tiles are taken in turn by the
+ * resident blocks; each tile's partial sums are added in warp order, so
+ * the result does not depend on timing.  Row pitches in shared memory put
+ * the 8 lanes of each quarter-warp on distinct banks. */
 constexpr int kBulkK = 2048;
 constexpr int kBulkStages = 2;
 constexpr int kBulkConsumers = 8;
@@ -385,9 +388,12 @@ size_t w8_bulk_stage_bytes(int64_t ns) {
   return ((size_t)16 * kBulkWPitch + (size_t)ns * kBulkXPitch + 127) / 128 * 128;
 }
 
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+/* named barrier 1: the computing warps only */
 __device__ __forceinline__ void bar_consumers() {
   asm volatile("bar.sync 1, %0;\n" ::"n"(32 * kBulkConsumers) : "memory");
 }
+#endif
 
 template <typename T, int F8>
 __global__ void __launch_bounds__(kBulkThreads) w8_decode_bulk(const W8Params P) {
@@ -436,6 +442,7 @@ __global__ void __launch_bounds__(kBulkThreads) w8_decode_bulk(const W8Params P)
       q.bar = fb + 8 * (unsigned)(r % S);
       return q;
     };
+    /* the stage's barrier expects W's and X's bytes; X follows in issue_x */
     auto issue_w = [&](int64_t r) {
       const G q = geom(r);
       if (lane == 0)
@@ -458,6 +465,7 @@ __global__ void __launch_bounds__(kBulkThreads) w8_decode_bulk(const W8Params P)
       issue_x(r);
     for (int64_t r = S; r < total; r++) {
       gk::mbar_wait(eb + 8 * (unsigned)(r % S), (unsigned)((r / S - 1) & 1));
+      gk::fence_proxy_async(); /* the slot's shared-memory reads before the copies into it */
       issue_w(r);
       issue_x(r);
     }
@@ -528,6 +536,8 @@ __global__ void __launch_bounds__(kBulkThreads) w8_decode_bulk(const W8Params P)
     }
     bar_consumers();
   }
+#else
+  __trap(); /* never chosen below sm_90 (gk_w8_config_for) */
 #endif
 }
 
@@ -638,21 +648,27 @@ extern "C" gko_status_t gk_w8_config_for(const gk_w8_problem *p, gk_w8_config *c
     cfg->kw /= 2;
   cfg->per = kW8Warps / cfg->kw;
   const int64_t tiles = (p->nb + 15) / 16;
-  /* the bulk-copy kernel where a tile is there for every SM */
-  if (cfg->pdl_ok && p->ns <= 4 && p->k >= 16 && p->k % 16 == 0 && tiles * p->batch >= sms) {
-    const w8_fn fb = w8_bulk_kernel(p);
+  /* the bulk-copy kernel (sm_90, as measured) where every SM has a tile of
+   * 16 rows and every stage its full width of k */
+  if (cc == 90 && cfg->pdl_ok && p->ns <= 4 && p->k >= kBulkK && p->k % 16 == 0 &&
+      tiles * p->batch >= sms) {
+    const w8_fn bulk_fn = w8_bulk_kernel(p);
     /* the function's limit is set for its largest ring (ns = 4), so that
      * plans of every ns can share it */
     const size_t bytes = (size_t)kBulkStages * w8_bulk_stage_bytes(p->ns);
     const size_t most = (size_t)kBulkStages * w8_bulk_stage_bytes(4);
+    cudaFuncAttributes ba;
     int occ_bulk = 0;
-    if (most + 1024 + sizeof(float) * kBulkConsumers * 8 * 17 <= (size_t)optin) {
-      e = cudaFuncSetAttribute((const void *)fb, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    e = cudaFuncGetAttributes(&ba, (const void *)bulk_fn);
+    if (e != cudaSuccess)
+      return gk_cuda_fail(e, "cudaFuncGetAttributes (weight-only FP8 bulk kernel)");
+    if (most + ba.sharedSizeBytes <= (size_t)optin) {
+      e = cudaFuncSetAttribute((const void *)bulk_fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                (int)most);
       if (e != cudaSuccess)
         return gk_cuda_fail(e, "cudaFuncSetAttribute (weight-only FP8 bulk ring)");
-      e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_bulk, (const void *)fb, kBulkThreads,
-                                                        bytes);
+      e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_bulk, (const void *)bulk_fn,
+                                                        kBulkThreads, bytes);
       if (e != cudaSuccess)
         return gk_cuda_fail(e, "cudaOccupancyMaxActiveBlocksPerMultiprocessor (weight-only FP8)");
     }
@@ -741,9 +757,9 @@ extern "C" gko_status_t gk_w8_launch(const gk_w8_problem *p, const gk_w8_config 
     lc.gridDim = dim3((unsigned)cfg->bulk_grid);
     lc.blockDim = dim3(kBulkThreads);
     lc.dynamicSmemBytes = (size_t)kBulkStages * (size_t)P.stage_bytes;
-    const cudaError_t eb = cudaLaunchKernelExC(&lc, (const void *)w8_bulk_kernel(p), args);
-    return eb == cudaSuccess ? GKO_STATUS_SUCCESS
-                             : gk_cuda_fail(eb, "weight-only FP8 kernel launch");
+    const cudaError_t le = cudaLaunchKernelExC(&lc, (const void *)w8_bulk_kernel(p), args);
+    return le == cudaSuccess ? GKO_STATUS_SUCCESS
+                             : gk_cuda_fail(le, "weight-only FP8 kernel launch");
   }
   const bool async = cfg->async_ok && P.vec_w && P.vec_x;
   lc.dynamicSmemBytes = async ? w8_ring_bytes(p) : 0;

@@ -40,7 +40,7 @@ typedef struct gk_w8_config {
   int blocks_per_sm;
   int pdl_ok; /* the kernel that runs has sm_90 code (griddepcontrol) */
   int pdl;    /* launch with programmatic stream serialization (W static) */
-  int bulk;   /* the bulk-copy kernel (sm_90, ns <= 4, k % 16 == 0) where the vectors allow */
+  int bulk; /* the sm_90 bulk-copy kernel (ns <= 4, k >= 2048, k % 16 == 0) where vectors allow */
   int64_t bulk_grid; /* its blocks: every tile's turn on a resident block */
 } gk_w8_config;
 

@@ -1,9 +1,9 @@
 /* mma.cuh -- the PTX wrappers of the GEMM kernels (gemm_wmma_*.cu,
  * gemm_w8.cu): cp.async, ldmatrix and mma.sync m16n8k16 (emitted for
- * sm_80+), griddepcontrol, bulk copies and mbarriers (sm_90+).  Each compiles to nothing below that
- * architecture: the kernels that need cp.async or mma.sync are traps there
- * (gemm_wmma.cuh), and a kernel without griddepcontrol simply waits for
- * the one ahead of it. */
+ * sm_80+), griddepcontrol, bulk copies and mbarriers (sm_90+).  Each
+ * compiles to nothing below that architecture: the kernels that need them
+ * are traps there (gemm_wmma.cuh, gemm_w8.cu), and a kernel without
+ * griddepcontrol simply waits for the one ahead of it. */
 #ifndef GK_MMA_CUH
 #define GK_MMA_CUH
 
@@ -150,6 +150,13 @@ __device__ __forceinline__ void bulk_g2s(unsigned dst, const void *src, unsigned
 __device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+#endif
+}
+/* orders this thread's generic-proxy accesses to shared memory (and those
+ * it has acquired through a barrier) before its later bulk copies */
+__device__ __forceinline__ void fence_proxy_async() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
 }
 /* makes the initialized barriers visible to the copy engine */

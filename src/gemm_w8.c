@@ -122,9 +122,10 @@ gko_status_t gk_w8_plan(gko_gemm_plan_t plan) {
            cfg->splits, (long long)cfg->kchunk);
   if (cfg->bulk)
     GK_WHY(plan,
-           "where A and B have 16-byte-aligned rows: the sm_90 kernel whose copy warp streams "
-           "B and A by cp.async.bulk into a shared-memory ring, its other warps widening and "
-           "multiplying, %lld blocks taking the %lld tiles of 16 rows in turn; otherwise ",
+           "where A and B are 16-byte aligned in every row and batch: the sm_90 kernel whose "
+           "copy warp streams B and A by cp.async.bulk into a shared-memory ring, its other "
+           "warps widening and multiplying, %lld blocks taking the %lld tiles of 16 rows in "
+           "turn; otherwise ",
            (long long)cfg->bulk_grid, (long long)((p->n + 15) / 16 * p->batch));
   GK_WHY(plan, "%lld blocks of %d tile(s), %d per SM resident, %d SMs; ",
          (long long)(((p->n + 15) / 16 + cfg->per - 1) / cfg->per * cfg->splits * p->batch),

@@ -2219,7 +2219,7 @@ static void wg_prepare(gko_handle_t h, wgemm *g, const wcase *c) {
   gko_gemm_desc_destroy(d);
   T_OK(gko_gemm_workspace_size(g->plan, &g->ws_bytes));
   g->ws = g->ws_bytes ? t_dalloc(g->ws_bytes) : NULL;
-  if (c->bulk && t_cc() == 90) {
+  if (c->bulk && t_cc() == 90 && t_sm90_built()) {
     char text[2048];
     T_OK(gko_gemm_plan_describe(g->plan, text, sizeof text, NULL));
     cr_expect(strstr(text, "cp.async.bulk") != NULL, "not the bulk-copy kernel: '%s' [%s]", text,
@@ -2433,12 +2433,13 @@ Test(fp8, w8_strides_alignment_batches_and_special_values, .timeout = 600) {
   fp8_gemm_end(h, bad, seed);
 }
 
-/* The sm_90 bulk-copy kernel (m <= 4, k a multiple of 16, a 16-row tile of
- * B for every SM): k tails inside a stage and a stage of 16, weight rows
- * that end inside a tile, m = 4, padded rows, batches with per-column
- * factors and one B for all, the epilogues, a NaN weight, B static (the
- * copies issued before the kernel ahead ends), both layouts; and a pointer
- * off its alignment, which takes the other kernels with the same plan. */
+/* The sm_90 bulk-copy kernel (m <= 4, k >= 2048 and a multiple of 16, a
+ * 16-row tile of B for every SM): a last stage of 16 k, weight rows that end
+ * inside a tile, m = 1 to 4, padded rows, batches with per-column factors and
+ * one B for all, the epilogues, a NaN weight, B static; blocks that take
+ * several tiles in turn (the ring wrapping across tiles and batches); and
+ * pointers or a leading dimension off their alignment, which the same plan
+ * runs on the other kernels. */
 Test(fp8, w8_bulk_copy_kernel, .timeout = 600) {
   uint64_t seed;
   gko_handle_t h = w8_begin(&seed);
@@ -2446,24 +2447,39 @@ Test(fp8, w8_bulk_copy_kernel, .timeout = 600) {
   int idx = 0;
   for (int a = 0; a < 2; a++)
     for (int b = 0; b < 2; b++, idx++) {
-      wcase c = wc(kW16[a], kF8[b], kW16[a], 1, 2200, 1040);
+      wcase c = wc(kW16[a], kF8[b], kW16[a], 1, 2200, 2064);
       c.bulk = 1, c.epilogue = GKO_EPILOGUE_BIAS, c.col_major = idx % 2;
       bad += run_w8(h, &c, seed);
-      c = wc(kW16[a], kF8[b], GKO_DTYPE_F32, 4, 2113, 2064);
+      c = wc(kW16[a], kF8[b], GKO_DTYPE_F32, 4, 2113, 4112);
       c.bulk = 1, c.rowwise = 1, c.beta = 0.5f, c.nan_row = 2112;
       bad += run_w8(h, &c, seed);
       c = wc(kW16[a], kF8[b], kW16[a], 3, 4096, 4112);
       c.bulk = 1, c.lda = 4128, c.ldb = 4160, c.epilogue = GKO_EPILOGUE_BIAS_GELU_ERF;
       bad += run_w8(h, &c, seed);
-      c = wc(kW16[a], kF8[b], kW16[a], 3, 100, 1024);
+      c = wc(kW16[a], kF8[b], kW16[a], 3, 100, 2048);
       c.bulk = 1, c.batch = 24, c.rowwise = 1, c.beta = 1.0f, c.shared_b = idx % 2;
       c.epilogue = GKO_EPILOGUE_RELU;
       bad += run_w8(h, &c, seed);
-      c = wc(kW16[a], kF8[b], kW16[a], 2, 2500, 48);
+      c = wc(kW16[a], kF8[b], kW16[a], 2, 2500, 2048);
       c.bulk = 1, c.static_b = 1, c.alpha = 0.5f, c.epilogue = GKO_EPILOGUE_GELU_TANH;
       bad += run_w8(h, &c, seed);
-      c = wc(kW16[a], kF8[b], kW16[a], 1, 2200, 1040);
+      /* several tiles per block: 1000 tiles of two stages, 563 of one, 448
+       * across 64 batches */
+      c = wc(kW16[a], kF8[b], kW16[a], 1, 16000, 4096);
+      c.bulk = 1, c.epilogue = GKO_EPILOGUE_BIAS_RELU;
+      bad += run_w8(h, &c, seed);
+      c = wc(kW16[a], kF8[b], GKO_DTYPE_F32, 4, 9000, 2048);
+      c.bulk = 1, c.rowwise = 1;
+      bad += run_w8(h, &c, seed);
+      c = wc(kW16[a], kF8[b], kW16[a], 2, 100, 2064);
+      c.bulk = 1, c.batch = 64, c.shared_b = idx % 2, c.beta = 0.5f;
+      bad += run_w8(h, &c, seed);
+      /* off alignment at execute: a base pointer, then A's leading dimension */
+      c = wc(kW16[a], kF8[b], kW16[a], 1, 2200, 2064);
       c.offset = 1;
+      bad += run_w8(h, &c, seed);
+      c = wc(kW16[a], kF8[b], kW16[a], 2, 2200, 2064);
+      c.lda = 2068;
       bad += run_w8(h, &c, seed);
     }
   fp8_gemm_end(h, bad, seed);
@@ -2563,7 +2579,7 @@ Test(fp8, w8_static_chain_reads_a_after_the_kernel_ahead) {
   T_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   for (int a = 0; a < 2; a++) {
     wcase c = wc(kW16[a], E4M3, kW16[a], 3, 4096, 4096); /* n == k: D feeds A */
-    c.static_b = 1, c.null_scale = 1;
+    c.static_b = 1, c.null_scale = 1, c.bulk = 1;
     wgemm g;
     wg_prepare(h, &g, &c);
     const size_t dbytes = (size_t)(c.m * c.n) * 2;
