@@ -7,7 +7,8 @@
 #      spmm") and the Python comparisons (GKO_PYBENCH lists the scripts);
 #   4. the suites under compute-sanitizer (tests/sanitize_one.sh for each
 #      tool in GKO_SANITIZERS, default memcheck racecheck initcheck
-#      synccheck, and each suite, or those in GKO_SANITIZE_SUITES;
+#      synccheck, and each suite, or those in GKO_SANITIZE_SUITES, those in
+#      GKO_SANITIZE_SPLIT one Criterion suite per job;
 #      GKO_SANITIZE_JOBS runs at a time; each bounded by
 #      GKO_SANITIZE_TIMEOUT seconds).
 # Logs go to OUTDIR (default gpu-logs).  Exit status 1 if anything failed.
@@ -58,9 +59,22 @@ if [ -z "$(echo $tools)" ]; then
   echo "== sanitizers skipped (GKO_SANITIZERS is empty)"
   exit $status
 fi
+# the binaries in GKO_SANITIZE_SPLIT (default test_gemm test_conv, the
+# longest under the tools) run as one job per Criterion suite, so that
+# several jobs share them
+split=${GKO_SANITIZE_SPLIT-test_gemm test_conv}
 for tool in $tools; do
-  for t in ${GKO_SANITIZE_SUITES:-$suites}; do echo "$tool $t"; done
-done | xargs -P "${GKO_SANITIZE_JOBS:-1}" -L 1 sh -c 'sh tests/sanitize_one.sh "$0" "$1" "'"$out"'"' \
+  for t in ${GKO_SANITIZE_SUITES:-$suites}; do
+    case " $split " in
+      *" $(basename "$t") "*)
+        for s in $("$t" --list 2>/dev/null | sed -n 's/^\([A-Za-z0-9_]*\): [0-9]* tests*$/\1/p'); do
+          echo "$tool $t $s/!(huge*) $s"
+        done ;;
+      *) echo "$tool $t" ;;
+    esac
+  done
+done | xargs -P "${GKO_SANITIZE_JOBS:-1}" -L 1 \
+  sh -c 'sh tests/sanitize_one.sh "$0" "$1" "'"$out"'" ${2:+"$2"} ${3:+"$3"}' \
   > "$out/sanitize.txt" 2>&1 || status=1
 sort "$out/sanitize.txt"
 exit $status
