@@ -732,6 +732,27 @@ class Fp8WithTorch(unittest.TestCase):
         self.assertAlmostEqual(amax.item(), x.abs().max().item(), delta=1e-3 * x.abs().max().item())
         self.assertLess(((q.double() - x * 0.5).norm() / (x * 0.5).norm()).item(), 0.05)
 
+    def test_weight_only_fp8_decode_matches_float64(self):
+        """A 16-bit x of few rows against e4m3 weights with a factor per output
+        channel (the weight-only kernel: 2304 rows of 4096 give every H200 SM
+        a tile, so m <= 4 runs its bulk-copy path), bias fused; float64 of
+        the same values is the reference."""
+        torch = self.torch
+        n, k = 2304, 4096
+        w = (torch.randn(n, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+        sb = torch.rand(n, device="cuda") + 0.5
+        wd = w.double() * sb.double()[:, None]
+        for dt, unit in ((torch.bfloat16, 2.0 ** -8), (torch.float16, 2.0 ** -11)):
+            bias = torch.randn(n, device="cuda").to(dt)
+            for m in (1, 4, 9):
+                x = torch.randn(m, k, device="cuda").to(dt)
+                y = gko.gemm.gemm(self.h, x, w, transb=True, scale_b=sb, bias=bias,
+                                  epilogue="bias")
+                self.assertEqual((y.dtype, tuple(y.shape)), (dt, (m, n)))
+                ref = x.double() @ wd.t() + bias.double()
+                err = ((y.double() - ref).abs().max() / ref.abs().max()).item()
+                self.assertLess(err, 2 * unit, "%s m=%d" % (dt, m))
+
 
 
 @unittest.skipIf(_torch_cuda() is None, "needs torch with a CUDA device")
