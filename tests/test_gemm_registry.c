@@ -140,6 +140,38 @@ Test(gemm_registry, auto_order_is_a_permutation_of_the_rows_that_support_the_pro
   }
 }
 
+/* Resolves d (and destroys it) for a device of compute capability cc:
+ * `only` must accept it when word is NULL, else refuse it with a reason
+ * naming word; every other backend must refuse it (`what` names the
+ * inputs), cuBLASLt's reason naming lt_word when that is not NULL. */
+static void expect_only_backend(gko_gemm_desc_t d, int cc, const gk_gemm_backend *only,
+                                const char *word, const char *what, const char *lt_word,
+                                size_t i) {
+  gk_gemm_problem p;
+  T_OK(gk_gemm_resolve(d, &p));
+  gko_gemm_desc_destroy(d);
+  struct gko_handle_s h;
+  memset(&h, 0, sizeof h);
+  h.cc = cc;
+  char why[512] = "";
+  const int ok = only->supports(&h, &p, why, sizeof why);
+  if (!word) {
+    cr_expect(ok, "case %zu: declined: %s", i, why);
+  } else {
+    cr_expect(!ok, "case %zu: accepted, expected a refusal naming '%s'", i, word);
+    cr_expect(strstr(why, word) != NULL, "case %zu: '%s' does not name '%s'", i, why, word);
+  }
+  for (int r = 0; r < gk_gemm_nbackends; r++) {
+    const gk_gemm_backend *be = gk_gemm_backends[r];
+    if (be == only) continue;
+    why[0] = '\0';
+    cr_expect(be->supports && !be->supports(&h, &p, why, sizeof why), "%s accepts %s", be->name,
+              what);
+    if (lt_word && be->id == GKO_GEMM_BACKEND_CUBLASLT) /* SM90 may first name the GPU or build */
+      cr_expect(strstr(why, lt_word) != NULL, "%s: '%s'", be->name, why);
+  }
+}
+
 /* cuBLASLt's 8-bit rules (src/gemm_fp8.c), each broken alone on a problem
  * that meets the others, and named in the reason; WMMA and SM90 decline
  * 8-bit inputs. */
@@ -176,27 +208,7 @@ Test(gemm_registry, fp8_rules_name_the_requirement_broken) {
     T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_BATCH_COUNT, cases[i].batch));
     T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_STRIDE_A, cases[i].stride_a));
     T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_ALIGNMENT, cases[i].alignment));
-    gk_gemm_problem p;
-    T_OK(gk_gemm_resolve(d, &p));
-    gko_gemm_desc_destroy(d);
-    struct gko_handle_s h;
-    memset(&h, 0, sizeof h);
-    h.cc = cases[i].cc;
-    char why[512] = "";
-    const int ok = lt->supports(&h, &p, why, sizeof why);
-    if (!cases[i].word) {
-      cr_expect(ok, "case %zu: declined: %s", i, why);
-    } else {
-      cr_expect(!ok, "case %zu: accepted, expected a refusal naming '%s'", i, cases[i].word);
-      cr_expect(strstr(why, cases[i].word) != NULL, "case %zu: '%s' does not name '%s'", i,
-                why, cases[i].word);
-    }
-    for (int r = 0; r < gk_gemm_nbackends; r++) {
-      const gk_gemm_backend *be = gk_gemm_backends[r];
-      if (be != lt)
-        cr_expect(be->supports && !be->supports(&h, &p, NULL, 0), "%s accepts 8-bit inputs",
-                  be->name);
-    }
+    expect_only_backend(d, cases[i].cc, lt, cases[i].word, "8-bit inputs", NULL, i);
   }
   /* both E5M2 */
   gko_gemm_desc_t d;
@@ -294,30 +306,8 @@ Test(gemm_registry, w8_rules_name_the_requirement_broken) {
         T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_TRANSB, cases[i].transb));
         T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_INVARIANT, cases[i].invariant));
         if (cases[i].compute) T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_COMPUTE, cases[i].compute));
-        gk_gemm_problem p;
-        T_OK(gk_gemm_resolve(d, &p));
-        gko_gemm_desc_destroy(d);
-        struct gko_handle_s h;
-        memset(&h, 0, sizeof h);
-        h.cc = cases[i].cc;
-        char why[512] = "";
-        const int ok = wm->supports(&h, &p, why, sizeof why);
-        if (!cases[i].word) {
-          cr_expect(ok, "case %zu: declined: %s", i, why);
-        } else {
-          cr_expect(!ok, "case %zu: accepted, expected a refusal naming '%s'", i, cases[i].word);
-          cr_expect(strstr(why, cases[i].word) != NULL, "case %zu: '%s' does not name '%s'", i,
-                    why, cases[i].word);
-        }
-        for (int r = 0; r < gk_gemm_nbackends; r++) {
-          const gk_gemm_backend *be = gk_gemm_backends[r];
-          if (be == wm) continue;
-          why[0] = '\0';
-          cr_expect(be->supports && !be->supports(&h, &p, why, sizeof why),
-                    "%s accepts weight-only FP8", be->name);
-          if (be->id == GKO_GEMM_BACKEND_CUBLASLT) /* SM90 may first name the GPU or build */
-            cr_expect(strstr(why, "weight-only FP8") != NULL, "%s: '%s'", be->name, why);
-        }
+        expect_only_backend(d, cases[i].cc, wm, cases[i].word, "weight-only FP8",
+                            "weight-only FP8", i);
       }
 }
 
