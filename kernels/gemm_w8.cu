@@ -152,6 +152,18 @@ __device__ __forceinline__ W8Unit w8_unit(const W8Params &P, int64_t u, int wt, 
   return U;
 }
 
+/* The lane's first W bytes (rows g, g + 8 of the tile) and X elements
+ * (rows g, g + 8) at k + 16 t; rows that do not exist read row 0. */
+__device__ __forceinline__ void w8_lane_ptrs(const W8Params &P, const W8Unit &U, const uint8_t *W,
+                                             const uint16_t *X, int g, int t, const uint8_t *&wa,
+                                             const uint8_t *&wb, const uint16_t *&pa,
+                                             const uint16_t *&pb) {
+  wa = W + (U.va ? U.j0 + g : 0) * P.swj + 16 * t;
+  wb = W + (U.vb ? U.j0 + g + 8 : 0) * P.swj + 16 * t;
+  pa = X + (U.xa ? g : 0) * P.sxi + 16 * t;
+  pb = X + (U.xb ? g + 8 : 0) * P.sxi + 16 * t;
+}
+
 /* Elements of this lane's 16 at kk (from k + 16 t) that lie below k1. */
 __device__ __forceinline__ int w8_valid(int64_t k1, int64_t kk, int t) {
   const int64_t left = k1 - kk - 16 * t;
@@ -232,10 +244,9 @@ __global__ void __launch_bounds__(kThreads) w8_decode(const W8Params P) {
     const uint16_t *X = P.x + bt * P.bx;
     for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {
       const W8Unit U = w8_unit<TWO>(P, u, wt, wk, g);
-      const uint8_t *wa = W + (U.va ? U.j0 + g : 0) * P.swj + 16 * t;
-      const uint8_t *wb = W + (U.vb ? U.j0 + g + 8 : 0) * P.swj + 16 * t;
-      const uint16_t *pa = X + (U.xa ? g : 0) * P.sxi + 16 * t;
-      const uint16_t *pb = X + (U.xb ? g + 8 : 0) * P.sxi + 16 * t;
+      const uint8_t *wa, *wb;
+      const uint16_t *pa, *pb;
+      w8_lane_ptrs(P, U, W, X, g, t, wa, wb, pa, pb);
       float acc0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, acc1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
       for (int64_t i = 0; i < U.n; i += kW8Unroll) {
         uint4 ra[kW8Unroll], rb[kW8Unroll];
@@ -304,10 +315,9 @@ __global__ void __launch_bounds__(kThreads) w8_decode_async(const W8Params P) {
     const uint16_t *X = P.x + bt * P.bx;
     for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {
       const W8Unit U = w8_unit<TWO>(P, u, wt, wk, g);
-      const uint8_t *wa = W + (U.va ? U.j0 + g : 0) * P.swj + 16 * t;
-      const uint8_t *wb = W + (U.vb ? U.j0 + g + 8 : 0) * P.swj + 16 * t;
-      const uint16_t *pa = X + (U.xa ? g : 0) * P.sxi + 16 * t;
-      const uint16_t *pb = X + (U.xb ? g + 8 : 0) * P.sxi + 16 * t;
+      const uint8_t *wa, *wb;
+      const uint16_t *pa, *pb;
+      w8_lane_ptrs(P, U, W, X, g, t, wa, wb, pa, pb);
       /* step i's pieces into slot i % S (src size 0: zeros) */
       auto issue_w = [&](int64_t i) {
         uint4 *slot = ring + (i % S) * NP * 32;
