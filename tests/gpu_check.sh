@@ -8,7 +8,8 @@
 #   4. the suites under compute-sanitizer (tests/sanitize_one.sh for each
 #      tool in GKO_SANITIZERS, default memcheck racecheck initcheck
 #      synccheck, and each suite, or those in GKO_SANITIZE_SUITES, those in
-#      GKO_SANITIZE_SPLIT one Criterion suite per job;
+#      GKO_SANITIZE_SPLIT one Criterion suite per job, those in
+#      GKO_SANITIZE_SPLIT_TESTS one test per job;
 #      GKO_SANITIZE_JOBS runs at a time; each bounded by
 #      GKO_SANITIZE_TIMEOUT seconds).
 # Logs go to OUTDIR (default gpu-logs).  Exit status 1 if anything failed.
@@ -59,12 +60,21 @@ if [ -z "$(echo $tools)" ]; then
   echo "== sanitizers skipped (GKO_SANITIZERS is empty)"
   exit $status
 fi
-# the binaries in GKO_SANITIZE_SPLIT (default test_gemm test_conv, the
-# longest under the tools) run as one job per Criterion suite, so that
-# several jobs share them
-split=${GKO_SANITIZE_SPLIT-test_gemm test_conv}
+# the binaries in GKO_SANITIZE_SPLIT (default test_conv) run as one job per
+# Criterion suite, those in GKO_SANITIZE_SPLIT_TESTS (default test_gemm:
+# racecheck and initcheck of its largest suite outlast any single job) as
+# one job per test, so that several jobs share them
+split=${GKO_SANITIZE_SPLIT-test_conv}
+split_tests=${GKO_SANITIZE_SPLIT_TESTS-test_gemm}
 for tool in $tools; do
   for t in ${GKO_SANITIZE_SUITES:-$suites}; do
+    case " $split_tests " in
+      *" $(basename "$t") "*)
+        "$t" --list 2>/dev/null | awk -v tool="$tool" -v t="$t" '
+          /^[A-Za-z0-9_]+: [0-9]+ tests?$/ { s = substr($1, 1, length($1) - 1); next }
+          s != "" && $NF !~ /^huge/ { print tool, t, s "/" $NF, s "-" $NF }'
+        continue ;;
+    esac
     case " $split " in
       *" $(basename "$t") "*)
         for s in $("$t" --list 2>/dev/null | sed -n 's/^\([A-Za-z0-9_]*\): [0-9]* tests*$/\1/p'); do
