@@ -33,12 +33,16 @@ struct cfg_coop_256 {
   using Cluster = Shape<_2, _1, _1>;
   using Kernel = cutlass::gemm::KernelTmaWarpSpecializedCooperative;
   using Epi = cutlass::epilogue::TmaWarpSpecializedCooperative;
+  using EpiTile = cutlass::epilogue::collective::EpilogueTileAuto;
 };
 struct cfg_pingpong {
   using Tile = Shape<_128, _128, _64>;
   using Cluster = Shape<_1, _2, _1>;
   using Kernel = cutlass::gemm::KernelTmaWarpSpecializedPingpong;
   using Epi = cutlass::epilogue::TmaWarpSpecialized;
+  /* 64x64 epilogue subtiles, not CUTLASS's default 64x32: half the
+   * subtile steps, twice the elements per activation call */
+  using EpiTile = Shape<_64, _64>;
 };
 /* opa 0: A column-major m x k (M contiguous), 1: k x m (K contiguous);
  * opb 0: B column-major k x n (K contiguous), 1: n x k (N contiguous). */
@@ -74,7 +78,7 @@ struct gemm {
                                                        float, kAlignCD>>;
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, typename Cfg::Tile,
-      typename Cfg::Cluster, cutlass::epilogue::collective::EpilogueTileAuto, float, float, CD,
+      typename Cfg::Cluster, typename Cfg::EpiTile, float, float, CD,
       cutlass::layout::ColumnMajor, kAlignCD, CD, cutlass::layout::ColumnMajor, kAlignCD,
       typename Cfg::Epi, Fusion>::CollectiveOp;
   using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
