@@ -35,6 +35,15 @@ struct cfg_coop_256 {
   using Epi = cutlass::epilogue::TmaWarpSpecializedCooperative;
   using EpiTile = cutlass::epilogue::collective::EpilogueTileAuto;
 };
+/* 128 x 192: 6 tile rows x 22 tile columns = 132 tiles at 768 x 4096 (the
+ * lt view of x W^T with 768 output features), one per SM of an H200 */
+struct cfg_coop_192 {
+  using Tile = Shape<_128, _192, _64>;
+  using Cluster = Shape<_2, _1, _1>;
+  using Kernel = cutlass::gemm::KernelTmaWarpSpecializedCooperative;
+  using Epi = cutlass::epilogue::TmaWarpSpecializedCooperative;
+  using EpiTile = cutlass::epilogue::collective::EpilogueTileAuto;
+};
 struct cfg_pingpong {
   using Tile = Shape<_128, _128, _64>;
   using Cluster = Shape<_1, _2, _1>;

@@ -25,8 +25,11 @@ extern "C" {
  *   PINGPONG   128 x 128 x 64, cluster 1 x 2, ping-pong (the two consumer
  *              warp groups alternate tiles, one's epilogue overlapping the
  *              other's main loop): mid-size problems, short k;
+ *   COOP_192   128 x 192 x 64, cluster 2 x 1, cooperative: where 256-wide
+ *              tiles leave SMs idle (768 output features: 96 tiles for 132
+ *              SMs), f16/bf16 D only;
  * (docs/gemm.md has the configurations that were measured and dropped). */
-enum { GK_SM90_COOP_256 = 0, GK_SM90_PINGPONG = 1, GK_SM90_NCONFIGS = 2 };
+enum { GK_SM90_COOP_256 = 0, GK_SM90_PINGPONG = 1, GK_SM90_COOP_192 = 2, GK_SM90_NCONFIGS = 3 };
 
 typedef struct gk_sm90_problem {
   int ab_dtype, cd_dtype; /* gko_dtype_t: F16 or BF16; cd ab or F32 */

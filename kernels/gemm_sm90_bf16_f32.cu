@@ -6,4 +6,5 @@
 extern "C" const gk_sm90_entry gk_sm90_bf16_f32[GK_SM90_NCONFIGS][4] = {
     GK_SM90_LAYOUTS(cutlass::bfloat16_t, float, gk::sm90::cfg_coop_256),
     GK_SM90_NONE,
+    GK_SM90_NONE,
 };

@@ -6,6 +6,7 @@
 extern "C" const gk_sm90_entry gk_sm90_f16_f16[GK_SM90_NCONFIGS][4] = {
     GK_SM90_LAYOUTS(cutlass::half_t, cutlass::half_t, gk::sm90::cfg_coop_256),
     GK_SM90_LAYOUTS(cutlass::half_t, cutlass::half_t, gk::sm90::cfg_pingpong),
+    GK_SM90_LAYOUTS(cutlass::half_t, cutlass::half_t, gk::sm90::cfg_coop_192),
 };
 
 #define GK_STR2(x) #x

@@ -36,8 +36,9 @@ typedef struct sm90_state {
 static const char *const kCfgName[GK_SM90_NCONFIGS] = {
     "128x256x64 tile, cluster 2x1, cooperative",
     "128x128x64 tile, cluster 1x2, ping-pong",
+    "128x192x64 tile, cluster 2x1, cooperative",
 };
-static const int kCfgTileN[GK_SM90_NCONFIGS] = {256, 128};
+static const int kCfgTileN[GK_SM90_NCONFIGS] = {256, 128, 192};
 
 static const char *const kActName[4] = {"", " + ReLU", " + GELU-erf", " + GELU-tanh"};
 
@@ -111,13 +112,17 @@ static int sm90_supports(gko_handle_t h, const gk_gemm_problem *p, char *why, si
 
 /* The plan's own choice of configuration (docs/gemm.md, "The SM90
  * backend", measured on the H200): f32 D and INVARIANT plans take COOP_256
- * (the one built for f32 D); so do fewer 128 x 256 tiles than SMs, and
- * long k over two waves of them; the rest (short k, many tiles) PINGPONG. */
+ * (the one built for f32 D); fewer 128 x 256 tiles than SMs take COOP_192
+ * where its tiles still fit in one wave (more SMs busy, less work each),
+ * else COOP_256, as does long k over two waves of 128 x 256 tiles; the rest
+ * (short k, many tiles) PINGPONG. */
 static int sm90_config(gko_handle_t h, const gk_gemm_problem *p) {
   if (p->cd_dtype == GKO_DTYPE_F32 || p->invariant > 0) return GK_SM90_COOP_256;
   const int64_t sms = h->sm_count > 0 ? h->sm_count : 1;
   const int64_t tiles256 = ceil_div(p->ml, 128) * ceil_div(p->nl, 256) * p->batch;
-  if (tiles256 < sms || (p->k >= 2048 && tiles256 >= 2 * sms)) return GK_SM90_COOP_256;
+  const int64_t tiles192 = ceil_div(p->ml, 128) * ceil_div(p->nl, 192) * p->batch;
+  if (tiles256 < sms) return tiles192 <= sms ? GK_SM90_COOP_192 : GK_SM90_COOP_256;
+  if (p->k >= 2048 && tiles256 >= 2 * sms) return GK_SM90_COOP_256;
   return GK_SM90_PINGPONG;
 }
 

@@ -1321,6 +1321,7 @@ GEMM_TEST(large_shapes_sampled_rows, .timeout = 900) {
            {1000, 1000, 1000, GKO_DTYPE_BF16, GKO_DTYPE_BF16, 0, 0, 0},
            {4096, 768, 768, GKO_DTYPE_F16, GKO_DTYPE_F16, GKO_EPILOGUE_BIAS_GELU_TANH, 1, 0},
            {4096, 3072, 768, GKO_DTYPE_BF16, GKO_DTYPE_BF16, GKO_EPILOGUE_BIAS_GELU_ERF, 1, 0},
+           {4096, 768, 3072, GKO_DTYPE_BF16, GKO_DTYPE_BF16, GKO_EPILOGUE_BIAS, 1, 0},
            {1024, 1024, 1027, GKO_DTYPE_F32, GKO_DTYPE_F32, 0, 0, GKO_GEMM_COMPUTE_TF32},
            {777, 1025, 2049, GKO_DTYPE_F32, GKO_DTYPE_F32, GKO_EPILOGUE_RELU, 1, 0}};
   int64_t cc = 0;
@@ -1336,6 +1337,56 @@ GEMM_TEST(large_shapes_sampled_rows, .timeout = 900) {
     sweep_case(&sw, &c, 0);
   }
   sweep_end(&sw);
+}
+
+/* SM90's configuration per shape (gemm_sm90.c's sm90_config, docs/gemm.md):
+ * the plan's description names the tile the rule gives for this GPU's SM
+ * count; each plan is then run against the reference (sampled rows). */
+Test(gemm_sm90, configuration_follows_the_shape, .timeout = 600) {
+  T_REQUIRE_GPU();
+  if (!t_sm90_built() || t_cc() != 90) cr_skip_test("no SM90 kernels for this GPU");
+  int64_t sms = 0;
+  T_OK(gko_query(GKO_QUERY_SM_COUNT, 0, &sms));
+  gko_handle_t h = t_handle();
+  const struct {
+    int64_t m, n, k;
+    gko_dtype_t cd;
+  } S[] = {{4096, 768, 768, GKO_DTYPE_F16},   {4096, 768, 3072, GKO_DTYPE_F16},
+           {4096, 3072, 768, GKO_DTYPE_F16},  {2048, 2048, 4096, GKO_DTYPE_F16},
+           {4096, 768, 768, GKO_DTYPE_F32},   {520, 200, 64, GKO_DTYPE_F16}};
+  gsweep sw = sweep_begin();
+  for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
+    /* x W^T row-major: the lt view is n x m */
+    const int64_t ml = S[i].n, nl = S[i].m, rows = (ml + 127) / 128;
+    const int64_t t256 = rows * ((nl + 255) / 256), t192 = rows * ((nl + 191) / 192);
+    const char *want = S[i].cd == GKO_DTYPE_F32                 ? "128x256x64"
+                       : t256 < sms                            ? (t192 <= sms ? "128x192x64"
+                                                                              : "128x256x64")
+                       : (S[i].k >= 2048 && t256 >= 2 * sms) ? "128x256x64"
+                                                               : "128x128x64";
+    gko_gemm_desc_t d;
+    gko_gemm_plan_t p;
+    T_OK(gko_gemm_desc_create(&d, GKO_DTYPE_F16, S[i].cd, S[i].m, S[i].n, S[i].k));
+    T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_TRANSB, 1));
+    T_OK(gko_gemm_desc_set(d, GKO_GEMM_ATTR_BACKEND, GKO_GEMM_BACKEND_SM90));
+    T_OK(gko_gemm_plan_create(h, d, &p));
+    char text[2048];
+    T_OK(gko_gemm_plan_describe(p, text, sizeof text, NULL));
+    cr_expect(strstr(text, want) != NULL, "%lld x %lld x %lld on %lld SMs: want %s: %s",
+              (long long)S[i].m, (long long)S[i].n, (long long)S[i].k, (long long)sms, want,
+              text);
+    gko_gemm_plan_destroy(p);
+    gko_gemm_desc_destroy(d);
+    gcase c = gc_default(GKO_DTYPE_F16, S[i].cd, S[i].m, S[i].n, S[i].k);
+    c.tb = 1;
+    c.backend = GKO_GEMM_BACKEND_SM90;
+    c.epilogue = i % 2 ? GKO_EPILOGUE_BIAS_GELU_ERF : GKO_EPILOGUE_BIAS;
+    c.beta = i % 3 ? 0.0f : 0.5f;
+    c.sample_rows = 24;
+    sweep_case(&sw, &c, 0);
+  }
+  sweep_end(&sw);
+  gko_destroy(h);
 }
 
 /* The plan says what it chose. */
