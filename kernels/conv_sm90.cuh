@@ -62,8 +62,8 @@ struct conv {
       fma_node<scalar, cutlass::epilogue::fusion::Sm90SrcFetch<T>,
                fma_node<scalar, cutlass::epilogue::fusion::Sm90AccFetch, bias_row>>>;
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster,
-      cutlass::epilogue::collective::EpilogueTileAuto, float, float, T,
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster, Shape<_64, _64>,
+      float, float, T,
       cutlass::layout::TensorNHWC, kAlign, T, cutlass::layout::TensorNHWC, kAlign,
       cutlass::epilogue::TmaWarpSpecialized, Fusion>::CollectiveOp;
   using Stages = cute::conditional_t<
