@@ -18,7 +18,7 @@ its time / gko's; res_us, res_x: the fused residual and fused / plain (nan off t
 basic block's shape).
 
     PYTHONPATH=python python3 python/bench/bench_conv.py [--quick] [--batches 1,32,128]
-        [--kinds f16-nhwc,f16-nchw,f32-nchw] [--json FILE] [--verbose]
+        [--kinds f16-nhwc,f16-nchw,f32-nchw] [--json FILE] [--verbose] [--lean]
 """
 import argparse
 import json
@@ -51,6 +51,8 @@ def main():
     ap.add_argument("--kinds", default="f16-nhwc,f16-nchw,f32-nchw")
     ap.add_argument("--json")
     ap.add_argument("--verbose", action="store_true", help="print each plan's description")
+    ap.add_argument("--lean", action="store_true",
+                    help="gko, cuDNN and the fused residual only (no unfold, lowering, latency)")
     args = ap.parse_args()
     batches = [32] if args.quick else [int(b) for b in args.batches.split(",")]
     kinds = ["f16-nhwc"] if args.quick else args.kinds.split(",")
@@ -100,13 +102,15 @@ def main():
                     cols = F.unfold(x, (rs, rs), padding=pad, stride=stride)
                     return (w2 @ cols).view(n, k, oh, oh)
 
-                g_dev, t_dev, u_dev = device_time(g_fn), device_time(t_fn), device_time(u_fn)
-                l_dev = device_time(l_fn)
+                nan = float("nan")
+                g_dev, t_dev = device_time(g_fn), device_time(t_fn)
+                u_dev = nan if args.lean else device_time(u_fn)
+                l_dev = nan if args.lean else device_time(l_fn)
                 r_dev = p_dev = float("nan")
                 if block:
                     r_dev, p_dev = device_time(r_fn), device_time(p_fn)
                     rplan.close()
-                g_lat, t_lat = latency(g_fn), latency(t_fn)
+                g_lat, t_lat = (nan, nan) if args.lean else (latency(g_fn), latency(t_fn))
                 g_fn()
                 ref = t_fn().float()
                 err = ((y.float() - ref).abs().max() / ref.abs().max().clamp_min(1e-30)).item()
