@@ -60,12 +60,12 @@ if [ -z "$(echo $tools)" ]; then
   echo "== sanitizers skipped (GKO_SANITIZERS is empty)"
   exit $status
 fi
-# the binaries in GKO_SANITIZE_SPLIT (default test_conv) run as one job per
-# Criterion suite, those in GKO_SANITIZE_SPLIT_TESTS (default test_gemm:
-# racecheck and initcheck of its largest suite outlast any single job) as
+# the binaries in GKO_SANITIZE_SPLIT (default none) run as one job per
+# Criterion suite, those in GKO_SANITIZE_SPLIT_TESTS (default test_gemm
+# test_conv: racecheck of their largest suites outlasts any single job) as
 # one job per test, so that several jobs share them
-split=${GKO_SANITIZE_SPLIT-test_conv}
-split_tests=${GKO_SANITIZE_SPLIT_TESTS-test_gemm}
+split=${GKO_SANITIZE_SPLIT-}
+split_tests=${GKO_SANITIZE_SPLIT_TESTS-test_gemm test_conv}
 for tool in $tools; do
   for t in ${GKO_SANITIZE_SUITES:-$suites}; do
     case " $split_tests " in
