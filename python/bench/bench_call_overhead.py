@@ -5,13 +5,19 @@ odd1000) and a tiny 64x64x64 where the overhead is everything, f16, a @ b
 row-major (what bench_gemm times against torch.matmul):
 
   dev_us     device time per call, CUDA-graph replay (harness.device_time)
-  lat_us     one call + cudaStreamSynchronize of its stream on the host clock,
-             median of --reps (what gko-bench's latency_us is in C)
+  lat_us     one call + a sync of its stream on the host clock, median of
+             --reps (what gko-bench's latency_us is in C), taken --rounds
+             times in turn with the other latencies (median of the medians).
+             Python's calls are timed with two syncs: torch's
+             Stream.synchronize (py_lat, what a torch user calls) and the
+             runtime's cudaStreamSynchronize through ctypes (py_raw: the sync
+             the C loop makes directly; the extra cost of calling it from
+             Python is still charged to Python)
   over_us    lat_us - dev_us: what the host adds to one call
   host_us    host time per call of back-to-back enqueues (the loop's wall time
              over its calls while the GPU works; gko-bench's host_us)
-  py - C     gko's Python over_us - gko's C over_us (target: <= 5 us), C
-             being the same call made from C in the same process
+  py - C     gko's Python latency with the raw sync - the C latency (target:
+             <= 5 us), C being the same call made from C in the same process
              (c_call_loop.c, built with cc at run time: the same cuBLASLt
              and CUDA runtime loaded as the Python call, which torch's
              process chooses); gko-bench's figures (its own process, the
@@ -258,8 +264,16 @@ class InProcessC:
                      if "libcudart.so" in line})
         if not rt:
             raise OSError("no libcudart in this process: no in-process C figures")
-        self.sync = ctypes.cast(ctypes.CDLL(rt[0]).cudaStreamSynchronize, ctypes.c_void_p).value
+        self._rt_sync = ctypes.CDLL(rt[0]).cudaStreamSynchronize
+        self._rt_sync.argtypes, self._rt_sync.restype = [V], I
+        self.sync = ctypes.cast(self._rt_sync, ctypes.c_void_p).value
         self.runtime = rt[0]
+
+    def raw_sync(self, stream):
+        """f() -> the runtime's cudaStreamSynchronize(stream) through ctypes:
+        the sync the C loop makes, at the least a Python call costs."""
+        f = self._rt_sync
+        return lambda: f(stream)
 
     def figures(self, plan, pa, pb, y, stream, reps):
         """(latency, host time per call) in µs of the plan's call from C with
@@ -309,12 +323,15 @@ def gpu(args):
     if inproc:
         print("# Cin: the same call from C in this process (c_call_loop.c; runtime %s)"
               % inproc.runtime)
-    print("# dev: CUDA-graph replay; lat: one call + stream sync (median of %d); over = lat - "
-          "dev; host: per call of %d back-to-back calls; py-C: gko Python over - gko C over"
-          % (args.reps, 100))
-    hdr = ("%-22s %-7s | %7s %7s | %7s %7s %7s %7s | %7s %7s %7s | %6s %6s | %6s | %7s %8s"
-           % ("case", "stream", "gko_dev", "tch_dev", "Cin_lat", "C_lat", "py_lat", "tch_lat",
-              "Cin_hst", "C_host", "py_host", "py-Cin", "py-C", "t/py", "sync_us", "err"))
+    print("# dev: CUDA-graph replay; lat: one call + stream sync (median of %d, %d rounds); "
+          "py_lat/tch_lat: torch's Stream.synchronize, py_raw: cudaStreamSynchronize through "
+          "ctypes; host: per call of %d back-to-back calls; py-Cin: py_raw - Cin_lat; py-C: gko "
+          "Python over - gko-bench's over; sync/raw: the two syncs alone"
+          % (args.reps, args.rounds, 100))
+    hdr = ("%-22s %-7s | %7s %7s | %7s %7s %7s %7s %7s | %7s %7s %7s | %6s %6s | %6s | %7s %7s "
+           "%8s" % ("case", "stream", "gko_dev", "tch_dev", "Cin_lat", "C_lat", "py_lat",
+                    "py_raw", "tch_lat", "Cin_hst", "C_host", "py_host", "py-Cin", "py-C", "t/py",
+                    "sync", "raw", "err"))
     print(hdr)
     streams = ["side", "default"] if args.stream == "both" else [args.stream]
     rows = []
@@ -342,15 +359,31 @@ def gpu(args):
                 err = ((y[:64].float() - ref).abs().max() / ref.abs().max()).item()
                 fast = plan._seen is not None
                 g_dev, t_dev = device_time(g_fn), device_time(t_fn)
-                sync_only = lat_us(lambda: None, sync, args.reps)
-                g_lat = lat_us(g_fn, sync, args.reps)
-                gi_lat = lat_us(gi_fn, sync, args.reps)
-                t_lat = lat_us(t_fn, sync, args.reps)
-                to_lat = lat_us(to_fn, sync, args.reps)
+                raw = inproc.raw_sync(sint) if inproc else None
+                # rounds of every latency in turn: the median over rounds of
+                # each round's median, so slow drift on the host hits all alike
+                runs = {}
+                for _ in range(args.rounds):
+                    for key, f_, s_ in (("sync_only", lambda: None, sync),
+                                        ("sync_raw_only", lambda: None, raw),
+                                        ("g_lat", g_fn, sync), ("g_raw", g_fn, raw),
+                                        ("gi_lat", gi_fn, sync), ("t_lat", t_fn, sync),
+                                        ("t_raw", t_fn, raw), ("to_lat", to_fn, sync)):
+                        if s_ is not None:
+                            runs.setdefault(key, []).append(lat_us(f_, s_, args.reps))
+                    if inproc:
+                        runs.setdefault("ci", []).append(inproc.figures(
+                            plan, a.data_ptr(), b.data_ptr(), y, sint, args.reps))
+                mid = {key: statistics.median(v) for key, v in runs.items() if key != "ci"}
+                sync_only, g_lat, gi_lat = mid["sync_only"], mid["g_lat"], mid["gi_lat"]
+                t_lat, to_lat = mid["t_lat"], mid["to_lat"]
+                g_raw, t_raw, sync_raw = (mid.get("g_raw"), mid.get("t_raw"),
+                                          mid.get("sync_raw_only"))
                 g_host = host_us(g_fn, sync)
                 t_host = host_us(t_fn, sync)
-                ci_lat, ci_host = (inproc.figures(plan, a.data_ptr(), b.data_ptr(), y, sint,
-                                                  args.reps) if inproc else (None, None))
+                ci_lat, ci_host = ((statistics.median(v[0] for v in runs["ci"]),
+                                    statistics.median(v[1] for v in runs["ci"]))
+                                   if inproc else (None, None))
             c_lat = cr["latency_us"] if cr else None
             c_dev = cr["graph_us"] if cr else None
             c_over = c_lat - c_dev if cr else None
@@ -363,17 +396,22 @@ def gpu(args):
                      py_host_us=g_host, torch_host_us=t_host, sync_only_us=sync_only,
                      py_minus_c_us=(g_lat - g_dev) - c_over if cr else None,
                      c_inproc_latency_us=ci_lat, c_inproc_host_us=ci_host,
-                     py_minus_c_inproc_us=g_lat - ci_lat if ci_lat is not None else None,
+                     py_minus_c_inproc_torch_sync_us=g_lat - ci_lat if ci_lat is not None
+                     else None,
+                     py_latency_raw_sync_us=g_raw, torch_latency_raw_sync_us=t_raw,
+                     sync_raw_only_us=sync_raw,
+                     py_minus_c_inproc_us=g_raw - ci_lat if ci_lat is not None else None,
                      py_fastcall=plan._fast is not None,
                      lat_ratio=t_lat / g_lat, max_rel_err=err)
             rows.append(r)
             f = lambda v, fmt="%7.1f": (fmt % v) if v is not None else "%7s" % "-"  # noqa: E731
-            print("%-22s %-7s | %7.1f %7.1f | %s %s %7.1f %7.1f | %s %s %7.2f | %s %s | %5.2fx | "
-                  "%7.1f %8.1e%s%s" % (
-                      r["case"][:22], which, g_dev, t_dev, f(ci_lat), f(c_lat), g_lat, t_lat,
-                      f(ci_host, "%7.2f"), f(r["c_host_us"], "%7.2f"), g_host,
+            print("%-22s %-7s | %7.1f %7.1f | %s %s %7.1f %s %7.1f | %s %s %7.2f | %s %s | %5.2fx | "
+                  "%7.1f %s %8.1e%s%s" % (
+                      r["case"][:22], which, g_dev, t_dev, f(ci_lat), f(c_lat), g_lat, f(g_raw),
+                      t_lat, f(ci_host, "%7.2f"), f(r["c_host_us"], "%7.2f"), g_host,
                       f(r["py_minus_c_inproc_us"], "%6.1f"), f(r["py_minus_c_us"], "%6.1f"),
-                      r["lat_ratio"], sync_only, err, "" if fast else "  (fast path NOT taken)",
+                      r["lat_ratio"], sync_only, f(sync_raw), err,
+                      "" if fast else "  (fast path NOT taken)",
                       "" if r["py_fastcall"] else "  (ctypes)"))
             sys.stdout.flush()
         plan.close()
@@ -399,18 +437,21 @@ def gpu(args):
     if args.markdown:
         print()
         print("| case | stream | device µs (gko / torch) | C latency µs (this process / "
-              "gko-bench) | Python latency µs | torch latency µs | Python − C µs (this "
-              "process / gko-bench) | host µs per call (C here / Python) | torch / Python |")
+              "gko-bench) | Python latency µs (raw sync / torch sync) | torch latency µs "
+              "(torch sync) | Python − C µs (raw sync / torch sync) | host µs per call (C here / "
+              "Python) | torch / Python |")
         print("|---|---|---|---|---|---|---|---|---|")
         for r in rows:
             if "py_minus_c_us" not in r:
                 continue
             g = lambda v, fmt="%.1f": (fmt % v) if v is not None else "—"  # noqa: E731
-            print("| %s | %s | %.1f / %.1f | %s / %s | %.1f | %.1f | %s / %s | %s / %.1f | %.2f× |"
-                  % (r["case"], r["stream"], r["gko_dev_us"], r["torch_dev_us"],
-                     g(r["c_inproc_latency_us"]), g(r["c_latency_us"]), r["py_latency_us"],
-                     r["torch_latency_us"], g(r["py_minus_c_inproc_us"]), g(r["py_minus_c_us"]),
-                     g(r["c_inproc_host_us"]), r["py_host_us"], r["lat_ratio"]))
+            print("| %s | %s | %.1f / %.1f | %s / %s | %s / %.1f | %.1f | %s / %s | %s / %.1f | "
+                  "%.2f× |" % (r["case"], r["stream"], r["gko_dev_us"], r["torch_dev_us"],
+                               g(r["c_inproc_latency_us"]), g(r["c_latency_us"]),
+                               g(r["py_latency_raw_sync_us"]), r["py_latency_us"],
+                               r["torch_latency_us"], g(r["py_minus_c_inproc_us"]),
+                               g(r["py_minus_c_inproc_torch_sync_us"]),
+                               g(r["c_inproc_host_us"]), r["py_host_us"], r["lat_ratio"]))
     return rows
 
 
@@ -458,6 +499,8 @@ def main():
     ap.add_argument("--no-c", action="store_true", help="no C figures")
     ap.add_argument("--stream", choices=("side", "default", "both"), default="side")
     ap.add_argument("--reps", type=int, default=200, help="latency samples per figure")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="latency figures taken in turn this many times (median of medians)")
     ap.add_argument("--torch-ops", action="store_true",
                     help="also gko.torch.linear (the custom operator) vs F.linear")
     ap.add_argument("--json")
