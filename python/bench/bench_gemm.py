@@ -16,6 +16,17 @@ gko is faster).  max_err: max |D - ref| / max |ref| on sampled rows against a
 float64 reference.
 
     PYTHONPATH=python python3 python/bench/bench_gemm.py [--quick] [--decode-only] [--json FILE]
+
+--epilogue-sweep (alone): the data behind AUTO's choice for fused GELU
+epilogues.  FFN1-like linear layers y = act(x W^T + bias), x [m, h],
+W [4h, h], h in 384/768/1024/1280/2048 (MiniLM, BERT-base, BERT-large,
+GPT-2 large, 2048-wide models), m in 512/2048/8192 tokens, and 4096^3,
+8192^3; f16 and bf16: device time of the plain cuBLASLt GEMM, and of AUTO's
+plan and the SM90 backend forced for bias+GELU-erf (also without the bias,
+and with B [k, n] instead of W [n, k]) and bias+GELU-tanh; sm/auto < 1 is
+where SM90 is faster.
+
+    PYTHONPATH=python python3 python/bench/bench_gemm.py --epilogue-sweep [--json FILE]
 """
 import math
 import argparse
@@ -145,22 +156,89 @@ def decode(h, rows, verbose):
                 del x, ws, y
 
 
+SWEEP_H = (384, 768, 1024, 1280, 2048)
+SWEEP_M = (512, 2048, 8192)
+SWEEP_SQUARE = (4096, 8192)
+# (key, epilogue, backend, W's layout: True = W [n, k] (x W^T), False = B [k, n])
+SWEEP_PLANS = (("plain", "none", "cublaslt", True),
+               ("erf_auto", "bias_gelu_erf", "auto", True),
+               ("erf_sm90", "bias_gelu_erf", "sm90", True),
+               ("erf_nobias_auto", "gelu_erf", "auto", True),
+               ("erf_nobias_sm90", "gelu_erf", "sm90", True),
+               ("erf_kn_auto", "bias_gelu_erf", "auto", False),
+               ("erf_kn_sm90", "bias_gelu_erf", "sm90", False),
+               ("tanh_auto", "bias_gelu_tanh", "auto", True),
+               ("tanh_sm90", "bias_gelu_tanh", "sm90", True))
+
+
+def epilogue_sweep(h, rows, verbose):
+    """sm/auto: the SM90 plan's device time over AUTO's for bias+GELU-erf
+    (x W^T; without the bias; with B [k, n]) and bias+GELU-tanh."""
+    print("%-24s %-5s %8s | %8s %8s %7s | %7s %7s | %8s %8s %7s | %8s  %s" % (
+        "case", "dtype", "plain", "erf_auto", "erf_sm90", "sm/auto", "nobias", "B[k,n]",
+        "tnh_auto", "tnh_sm90", "sm/auto", "sm90_err", "AUTO's erf plan"))
+    shapes = [(m, 4 * hid, hid) for hid in SWEEP_H for m in SWEEP_M]
+    shapes += [(q, q, q) for q in SWEEP_SQUARE]
+    for dname in ("f16", "bf16"):
+        dt = DT[dname]
+        for m, n, k in shapes:
+            w = (torch.randn(n, k, device="cuda") / math.sqrt(k)).to(dt)
+            wkn = w.t().contiguous()
+            bias = torch.randn(n, device="cuda").to(dt)
+            x = torch.randn(m, k, device="cuda").to(dt)
+            y = torch.empty(m, n, device="cuda", dtype=dt)
+            t, err, how = {}, None, None
+            for key, ep, backend, wt in SWEEP_PLANS:
+                plan = gg.Plan(h, dt, dt, m, n, k, transb=wt, epilogue=ep, backend=backend)
+                if verbose:
+                    print("# plan %s %dx%dx%d %s: %s" % (key, m, n, k, dname, plan.describe()))
+                bb = bias if ep.startswith("bias") else None
+                ww = w if wt else wkn
+                t[key] = device_time(lambda: plan.execute(x, ww, y, bias=bb))
+                if key == "erf_sm90":
+                    plan.execute(x, w, y, bias=bias)
+                    err = max_err(y, lambda i: F.gelu(x[i].double() @ w.double().t()
+                                                      + bias.double()), m)
+                if key == "erf_auto":
+                    how = backend_of(plan)
+                plan.close()
+            r = dict(name="%dx%dx%d" % (m, n, k), dtype=dname, m=m, n=n, k=k,
+                     sm90_erf_max_rel_err=err, erf_auto_backend=how)
+            r.update(("%s_us" % key, v) for key, v in t.items())
+            rows.append(r)
+            q = lambda a: t[a + "_sm90"] / t[a + "_auto"]  # noqa: E731
+            print("%-24s %-5s %8.1f | %8.1f %8.1f %6.2fx | %6.2fx %6.2fx | %8.1f %8.1f %6.2fx | "
+                  "%8.1e  %s" % (r["name"], dname, t["plain"], t["erf_auto"], t["erf_sm90"],
+                                 q("erf"), q("erf_nobias"), q("erf_kn"), t["tanh_auto"],
+                                 t["tanh_sm90"], q("tanh"), err, how))
+            sys.stdout.flush()
+            del x, y, w, wkn, bias
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="skip 8192^3")
     ap.add_argument("--decode-only", action="store_true", help="only the decode shapes")
     ap.add_argument("--json")
     ap.add_argument("--verbose", action="store_true", help="print each plan's description")
+    ap.add_argument("--epilogue-sweep", action="store_true",
+                    help="only the fused-GELU sweep behind AUTO's epilogue rule")
     args = ap.parse_args()
     torch.manual_seed(0)
     h = gko.Handle()
     print("# %s, %s" % (torch.cuda.get_device_name(), gko.diagnostics(0).splitlines()[0]))
     print("# *_us: device time by CUDA-graph replay; *_lat: one call until done; "
           "ratio = torch / gko")
+    rows = []
+    if args.epilogue_sweep:
+        epilogue_sweep(h, rows, args.verbose)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(rows, f, indent=1)
+        return
     print("%-26s %-5s %9s %9s %7s %9s %9s %7s %7s %7s %8s  %s" % (
         "case", "dtype", "gko_us", "torch_us", "ratio", "gko_lat", "tch_lat", "ratio",
         "gkoTF/s", "tchTF/s", "max_err", "backend"))
-    rows = []
     decode(h, rows, args.verbose)
     if args.decode_only:
         if args.json:
