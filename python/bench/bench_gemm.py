@@ -20,11 +20,12 @@ float64 reference.
 --epilogue-sweep (alone): the data behind AUTO's choice for fused GELU
 epilogues.  FFN1-like linear layers y = act(x W^T + bias), x [m, h],
 W [4h, h], h in 384/768/1024/1280/2048 (MiniLM, BERT-base, BERT-large,
-GPT-2 large, 2048-wide models), m in 512/2048/8192 tokens, and 4096^3,
-8192^3; f16 and bf16: device time of the plain cuBLASLt GEMM, and of AUTO's
-plan and the SM90 backend forced for bias+GELU-erf (also without the bias,
-and with B [k, n] instead of W [n, k]) and bias+GELU-tanh; sm/auto < 1 is
-where SM90 is faster.
+GPT-2 large, 2048-wide models), m in 512/2048/4096/8192 tokens, and 4096^3,
+8192^3; f16 and bf16: device time of the plain cuBLASLt GEMM, and of
+cuBLASLt (plus gko's GELU-erf pass) and the SM90 backend forced for
+bias+GELU-erf (also without the bias, and with B [k, n] instead of W [n, k])
+and bias+GELU-tanh; sm/lt < 1 is where SM90 is faster.  The last column
+names the backend AUTO's plan takes for each of the four.
 
     PYTHONPATH=python python3 python/bench/bench_gemm.py --epilogue-sweep [--json FILE]
 """
@@ -157,26 +158,23 @@ def decode(h, rows, verbose):
 
 
 SWEEP_H = (384, 768, 1024, 1280, 2048)
-SWEEP_M = (512, 2048, 8192)
+SWEEP_M = (512, 2048, 4096, 8192)
 SWEEP_SQUARE = (4096, 8192)
-# (key, epilogue, backend, W's layout: True = W [n, k] (x W^T), False = B [k, n])
-SWEEP_PLANS = (("plain", "none", "cublaslt", True),
-               ("erf_auto", "bias_gelu_erf", "auto", True),
-               ("erf_sm90", "bias_gelu_erf", "sm90", True),
-               ("erf_nobias_auto", "gelu_erf", "auto", True),
-               ("erf_nobias_sm90", "gelu_erf", "sm90", True),
-               ("erf_kn_auto", "bias_gelu_erf", "auto", False),
-               ("erf_kn_sm90", "bias_gelu_erf", "sm90", False),
-               ("tanh_auto", "bias_gelu_tanh", "auto", True),
-               ("tanh_sm90", "bias_gelu_tanh", "sm90", True))
+# (key, epilogue, W's layout: True = W [n, k] (x W^T), False = B [k, n]); each
+# timed with cuBLASLt (+ gko's pass) and SM90 forced, AUTO's choice recorded
+SWEEP_CASES = (("erf", "bias_gelu_erf", True),
+               ("erf_nobias", "gelu_erf", True),
+               ("erf_kn", "bias_gelu_erf", False),
+               ("tanh", "bias_gelu_tanh", True))
 
 
 def epilogue_sweep(h, rows, verbose):
-    """sm/auto: the SM90 plan's device time over AUTO's for bias+GELU-erf
-    (x W^T; without the bias; with B [k, n]) and bias+GELU-tanh."""
-    print("%-24s %-5s %8s | %8s %8s %7s | %7s %7s | %8s %8s %7s | %8s  %s" % (
-        "case", "dtype", "plain", "erf_auto", "erf_sm90", "sm/auto", "nobias", "B[k,n]",
-        "tnh_auto", "tnh_sm90", "sm/auto", "sm90_err", "AUTO's erf plan"))
+    """sm/lt: the SM90 plan's device time over cuBLASLt's (plus gko's pass
+    for GELU-erf) for bias+GELU-erf (x W^T; without the bias; with B [k, n])
+    and bias+GELU-tanh; AUTO: the backend AUTO's plan takes for each."""
+    print("%-18s %-5s %7s | %7s %7s %6s | %6s %6s | %7s %7s %6s | %8s  %s" % (
+        "case", "dtype", "plain", "erf_lt", "erf_sm", "sm/lt", "nobias", "B[k,n]",
+        "tnh_lt", "tnh_sm", "sm/lt", "sm90_err", "AUTO: erf nobias B[k,n] tanh"))
     shapes = [(m, 4 * hid, hid) for hid in SWEEP_H for m in SWEEP_M]
     shapes += [(q, q, q) for q in SWEEP_SQUARE]
     for dname in ("f16", "bf16"):
@@ -187,30 +185,38 @@ def epilogue_sweep(h, rows, verbose):
             bias = torch.randn(n, device="cuda").to(dt)
             x = torch.randn(m, k, device="cuda").to(dt)
             y = torch.empty(m, n, device="cuda", dtype=dt)
-            t, err, how = {}, None, None
-            for key, ep, backend, wt in SWEEP_PLANS:
-                plan = gg.Plan(h, dt, dt, m, n, k, transb=wt, epilogue=ep, backend=backend)
-                if verbose:
-                    print("# plan %s %dx%dx%d %s: %s" % (key, m, n, k, dname, plan.describe()))
+            plan = gg.Plan(h, dt, dt, m, n, k, transb=True, backend="cublaslt")
+            t = {"plain": device_time(lambda: plan.execute(x, w, y))}
+            plan.close()
+            err, auto = None, {}
+            for key, ep, wt in SWEEP_CASES:
                 bb = bias if ep.startswith("bias") else None
                 ww = w if wt else wkn
-                t[key] = device_time(lambda: plan.execute(x, ww, y, bias=bb))
-                if key == "erf_sm90":
-                    plan.execute(x, w, y, bias=bias)
-                    err = max_err(y, lambda i: F.gelu(x[i].double() @ w.double().t()
-                                                      + bias.double()), m)
-                if key == "erf_auto":
-                    how = backend_of(plan)
-                plan.close()
+                for tag, backend in (("lt", "cublaslt"), ("sm90", "sm90"), ("auto", "auto")):
+                    plan = gg.Plan(h, dt, dt, m, n, k, transb=wt, epilogue=ep, backend=backend)
+                    if verbose:
+                        print("# plan %s %s %dx%dx%d %s: %s" % (key, tag, m, n, k, dname,
+                                                                plan.describe()))
+                    if tag == "auto":
+                        auto[key] = backend_of(plan).split("+")[0]
+                    else:
+                        t["%s_%s" % (key, tag)] = device_time(
+                            lambda: plan.execute(x, ww, y, bias=bb))
+                    if key == "erf" and tag == "sm90":
+                        plan.execute(x, w, y, bias=bias)
+                        err = max_err(y, lambda i: F.gelu(x[i].double() @ w.double().t()
+                                                          + bias.double()), m)
+                    plan.close()
             r = dict(name="%dx%dx%d" % (m, n, k), dtype=dname, m=m, n=n, k=k,
-                     sm90_erf_max_rel_err=err, erf_auto_backend=how)
+                     sm90_erf_max_rel_err=err, auto_backend=auto)
             r.update(("%s_us" % key, v) for key, v in t.items())
             rows.append(r)
-            q = lambda a: t[a + "_sm90"] / t[a + "_auto"]  # noqa: E731
-            print("%-24s %-5s %8.1f | %8.1f %8.1f %6.2fx | %6.2fx %6.2fx | %8.1f %8.1f %6.2fx | "
-                  "%8.1e  %s" % (r["name"], dname, t["plain"], t["erf_auto"], t["erf_sm90"],
-                                 q("erf"), q("erf_nobias"), q("erf_kn"), t["tanh_auto"],
-                                 t["tanh_sm90"], q("tanh"), err, how))
+            q = lambda a: t[a + "_sm90"] / t[a + "_lt"]  # noqa: E731
+            print("%-18s %-5s %7.1f | %7.1f %7.1f %5.2fx | %5.2fx %5.2fx | %7.1f %7.1f %5.2fx | "
+                  "%8.1e  %s" % (r["name"], dname, t["plain"], t["erf_lt"], t["erf_sm90"],
+                                 q("erf"), q("erf_nobias"), q("erf_kn"), t["tanh_lt"],
+                                 t["tanh_sm90"], q("tanh"), err,
+                                 " ".join(auto[c[0]] for c in SWEEP_CASES)))
             sys.stdout.flush()
             del x, y, w, wkn, bias
 
