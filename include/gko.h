@@ -401,9 +401,12 @@ typedef enum gko_gemm_backend_e {
   /* the plan chooses: cuBLASLt, and WMMA where cuBLASLt has no algorithm,
    * or first where gko's decode kernel was measured faster (on sm_90+: the
    * weights promised static by GKO_GEMM_ATTR_STATIC_OPERANDS, min(m, n) <=
-   * 8, 4096 <= weight rows <= k, k contiguous in both operands);
+   * 8, 4096 <= weight rows <= k, k contiguous in both operands); SM90 first
+   * where its fused GELU-erf was measured faster than cuBLASLt plus gko's
+   * GELU pass (an FFN up-projection: x W^T, 16-bit D of the inputs' type,
+   * one batch, 768 <= k <= 1280, W of at least 4k rows, m n >= 2^23);
    * docs/gemm.md lists the rules.  With GKO_GEMM_ATTR_AUTOTUNE
-   * the faster of both, timed */
+   * the fastest, timed */
   GKO_GEMM_BACKEND_AUTO = 0,
   /* cuBLASLt Tensor-Core (or SIMT) kernels; m, n, k and INVARIANT's R at
    * most 2^30 (NOT_SUPPORTED above: cuBLASLt's heuristic faulted on such
@@ -428,10 +431,11 @@ typedef enum gko_gemm_backend_e {
    * dimensions and batch strides, and rows of contiguous data a multiple of
    * 16 bytes long: otherwise (or with ALIGNMENT < 16) NOT_SUPPORTED.  An
    * A, B, C or D pointer less aligned at execute: INVALID_VALUE before
-   * anything runs (AUTO plans that chose this backend -- under AUTOTUNE, or
-   * where cuBLASLt and WMMA declined -- run cuBLASLt's plan of the same
-   * problem instead); a bias less aligned runs in gko's pass (FUSION_
-   * REQUIRED: INVALID_VALUE).
+   * anything runs (AUTO plans that chose this backend -- by its GELU-erf
+   * rule, under AUTOTUNE, or where cuBLASLt and WMMA declined -- run
+   * cuBLASLt's plan of the same problem instead, WMMA's where cuBLASLt has
+   * none); a bias less aligned runs in gko's pass (FUSION_REQUIRED:
+   * INVALID_VALUE).
    * GKO_GEMM_ATTR_PAD does not apply.  FP8 inputs and builds without it
    * (GKO_ARCHS without 90): NOT_SUPPORTED. */
   GKO_GEMM_BACKEND_SM90 = 3

@@ -153,8 +153,8 @@ static void sm90_describe(gko_gemm_plan_t plan, const sm90_state *st) {
              (p->epilogue >> 1) >= 2 ? " (gko's GELU math)" : "");
   }
   if (st->fallback)
-    GK_WHY(plan, "pointers less than 16-byte aligned at execute: cuBLASLt's plan (%s); ",
-           st->fallback->why);
+    GK_WHY(plan, "pointers less than 16-byte aligned at execute: %s's plan (%s); ",
+           st->fallback->backend->name, st->fallback->why);
   GK_WHY(plan, "workspace %zu bytes", plan->ws_bytes);
 }
 
@@ -218,11 +218,15 @@ static gko_status_t sm90_plan(gko_gemm_plan_t plan) {
   plan->state = st;
   size_t ws = st->cutlass_ws ? st->cutlass_ws + 255 : 0;
   if (p->backend == GKO_GEMM_BACKEND_AUTO) {
+    /* cuBLASLt's plan, or WMMA's where cuBLASLt declines (a fused GELU-erf
+     * under FUSION_REQUIRED); without either, misaligned calls are refused */
+    static const gko_gemm_backend_t kFallback[2] = {GKO_GEMM_BACKEND_CUBLASLT,
+                                                    GKO_GEMM_BACKEND_WMMA};
     gk_gemm_problem fp = *p;
-    fp.backend = GKO_GEMM_BACKEND_CUBLASLT;
     fp.autotune = 0;
-    /* without one (cuBLASLt declined), misaligned calls are refused */
-    if ((s = gk_gemm_plan_build(h, &fp, &st->fallback))) {
+    for (int i = 0; i < 2; i++) {
+      fp.backend = kFallback[i];
+      if (!(s = gk_gemm_plan_build(h, &fp, &st->fallback))) break;
       st->fallback = NULL;
       if (s != GKO_STATUS_NOT_SUPPORTED) {
         sm90_destroy(plan);
@@ -286,6 +290,22 @@ static gko_status_t sm90_execute(gko_gemm_plan_t plan, const gk_gemm_args *x) {
                                  p->bias_on_rows, x->stream);
 }
 
+/* AUTO's measured rule (docs/gemm.md "AUTO's rules"): GELU-erf fused in
+ * the kernel, 16-bit D of the inputs' type, one batch, both operands with k
+ * contiguous (x W^T), 768 <= k <= 1280, W with at least 4k rows (an FFN's
+ * up-projection) and m n >= 2^23: there the fused kernel beat cuBLASLt
+ * plus gko's pass in f16 and bf16; shorter or longer k, fewer outputs,
+ * narrower W (qkv), B [k, n] and GELU-tanh (cuBLASLt fuses it) did not. */
+static int sm90_auto_first(gko_handle_t h, const gk_gemm_problem *p) {
+  (void)h;
+  if ((p->epilogue >> 1) != 2 || p->fusion == GKO_GEMM_FUSION_NEVER) return 0;
+  if ((p->epilogue & 1) && !p->bias_on_rows) return 0; /* would run in gko's pass */
+  if (p->cd_dtype != p->ab_dtype || p->batch != 1) return 0;
+  if (p->opa_l != 1 || p->opb_l != 0) return 0;
+  return p->k >= 768 && p->k <= 1280 && p->ml >= 4 * p->k &&
+         p->ml * p->nl >= ((int64_t)1 << 23);
+}
+
 const gk_gemm_backend gk_gemm_sm90_backend = {
     .id = GKO_GEMM_BACKEND_SM90,
     .name = "SM90",
@@ -293,8 +313,11 @@ const gk_gemm_backend gk_gemm_sm90_backend = {
     .max_variant = GK_SM90_NCONFIGS, /* 1 + configuration (gemm_sm90.h) */
     .plans_empty = 0,
     .supports = sm90_supports,
-    .auto_first = NULL,
-    .auto_first_why = NULL,
+    .auto_first = sm90_auto_first,
+    .auto_first_why = "AUTO: SM90 before cuBLASLt (its rule: GELU-erf fused, 16-bit D, one "
+                      "batch, x W^T, 768 <= k <= 1280, W of >= 4k rows, m n >= 2^23; "
+                      "measured faster than cuBLASLt plus gko's pass on the H200, "
+                      "docs/gemm.md); ",
     .plan = sm90_plan,
     .execute = sm90_execute,
     .destroy = sm90_destroy,

@@ -2149,6 +2149,69 @@ Test(gemm, auto_takes_the_decode_kernel_for_static_weights, .timeout = 600) {
   sweep_end(&sw);
 }
 
+/* AUTO's measured GELU-erf rule (docs/gemm.md): x W^T with 768 <= k <= 1280,
+ * W of at least 4k rows, m n >= 2^23, one batch, 16-bit D of the inputs'
+ * type runs the SM90 kernel with the GELU fused, on sm_90; shorter or
+ * longer k, fewer outputs, qkv's narrower W, B [k, n], GELU-tanh, f32 D,
+ * FUSION_NEVER or batches stay on cuBLASLt (plus gko's pass).  Each plan
+ * is also run against the reference. */
+Test(gemm, auto_takes_sm90_for_gelu_erf_where_measured_faster, .timeout = 600) {
+  gsweep sw = sweep_begin();
+  const int sm90 = t_cc() == 90 && t_sm90_built();
+  const struct {
+    gko_dtype_t ab, cd;
+    int64_t m, n, k, batch;
+    int ep, tb, fusion, want, off;
+  } cs[] = {
+      {GKO_DTYPE_F16, GKO_DTYPE_F16, 4096, 3072, 768, 1, GKO_EPILOGUE_BIAS_GELU_ERF, 1, 0, 1, 0},
+      {GKO_DTYPE_BF16, GKO_DTYPE_BF16, 2048, 4096, 1024, 1, GKO_EPILOGUE_BIAS_GELU_ERF, 1, 0, 1, 0},
+      {GKO_DTYPE_F16, GKO_DTYPE_F16, 2048, 5120, 1280, 1, GKO_EPILOGUE_GELU_ERF, 1, 0, 1, 0},
+      {GKO_DTYPE_F16, GKO_DTYPE_F16, 4096, 3072, 768, 1, GKO_EPILOGUE_BIAS_GELU_ERF, 1,
+       GKO_GEMM_FUSION_REQUIRED, 1, 0},
+      {GKO_DTYPE_F16, GKO_DTYPE_F16, 2048, 3072, 768, 1, GKO_EPILOGUE_BIAS_GELU_ERF, 1, 0, 0, 0},
+      {GKO_DTYPE_BF16, GKO_DTYPE_BF16, 4096, 2304, 768, 1, GKO_EPILOGUE_BIAS_GELU_ERF, 1, 0, 0, 0},
+      {GKO_DTYPE_F16, GKO_DTYPE_F16, 8192, 1536, 384, 1, GKO_EPILOGUE_BIAS_GELU_ERF, 1, 0, 0, 0},
+      {GKO_DTYPE_F16, GKO_DTYPE_F16, 2048, 8192, 2048, 1, GKO_EPILOGUE_BIAS_GELU_ERF, 1, 0, 0, 0},
+      {GKO_DTYPE_BF16, GKO_DTYPE_BF16, 2048, 4096, 1024, 1, GKO_EPILOGUE_BIAS_GELU_ERF, 0, 0, 0, 0},
+      {GKO_DTYPE_F16, GKO_DTYPE_F16, 4096, 3072, 768, 1, GKO_EPILOGUE_BIAS_GELU_TANH, 1, 0, 0, 0},
+      {GKO_DTYPE_F16, GKO_DTYPE_F32, 4096, 3072, 768, 1, GKO_EPILOGUE_BIAS_GELU_ERF, 1, 0, 0, 0},
+      {GKO_DTYPE_F16, GKO_DTYPE_F16, 4096, 3072, 768, 1, GKO_EPILOGUE_BIAS_GELU_ERF, 1,
+       GKO_GEMM_FUSION_NEVER, 0, 0},
+      {GKO_DTYPE_F16, GKO_DTYPE_F16, 2048, 3072, 768, 2, GKO_EPILOGUE_BIAS_GELU_ERF, 1, 0, 0, 0},
+      /* misaligned at execute: the plan's fallback runs (cuBLASLt's, or
+       * WMMA's where fusion is required) */
+      {GKO_DTYPE_BF16, GKO_DTYPE_BF16, 2048, 4096, 1024, 1, GKO_EPILOGUE_BIAS_GELU_ERF, 1, 0, 1, 3},
+      {GKO_DTYPE_F16, GKO_DTYPE_F16, 4096, 3072, 768, 1, GKO_EPILOGUE_BIAS_GELU_ERF, 1,
+       GKO_GEMM_FUSION_REQUIRED, 1, 1},
+  };
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+    gcase c = gc_default(cs[i].ab, cs[i].cd, cs[i].m, cs[i].n, cs[i].k);
+    c.tb = cs[i].tb;
+    c.epilogue = cs[i].ep;
+    c.batch = cs[i].batch;
+    if (cs[i].fusion) c.fusion = cs[i].fusion;
+    c.off_a = c.off_d = cs[i].off;
+    c.sample_rows = 3;
+    gko_gemm_backend_t be = GKO_GEMM_BACKEND_AUTO;
+    char why[2048];
+    plan_why(sw.h, &c, why, sizeof why, &be);
+    const int want = cs[i].want && sm90;
+    if (want) {
+      cr_expect_eq(be, GKO_GEMM_BACKEND_SM90, "case %zu: %s", i, why);
+      cr_expect(strstr(why, "AUTO: SM90 before cuBLASLt") && strstr(why, "epilogue fused"),
+                "case %zu: %s", i, why);
+      const char *fb = c.fusion == GKO_GEMM_FUSION_REQUIRED ? "at execute: WMMA's plan"
+                                                            : "at execute: cuBLASLt's plan";
+      cr_expect(strstr(why, fb), "case %zu: %s", i, why);
+    } else {
+      cr_expect_neq(be, GKO_GEMM_BACKEND_SM90, "case %zu: %s", i, why);
+      cr_expect(!strstr(why, "AUTO: SM90 before"), "case %zu: %s", i, why);
+    }
+    sweep_case(&sw, &c, 0);
+  }
+  sweep_end(&sw);
+}
+
 /* AUTOTUNE: the plan times its candidates, says so, is right, and a second
  * plan of the same problem takes the handle's cached answer. */
 Test(gemm, autotune_times_candidates_and_caches_the_winner, .timeout = 600) {

@@ -108,7 +108,8 @@ static void check_auto_order(int cc, const gk_gemm_problem *p, int *listed, int 
 
 Test(gemm_registry, auto_order_is_a_permutation_of_the_rows_that_support_the_problem) {
   const gko_dtype_t types[] = {GKO_DTYPE_F32, GKO_DTYPE_F16, GKO_DTYPE_BF16, GKO_DTYPE_F8E4M3};
-  const int64_t shapes[][3] = {{64, 64, 64}, {1, 4096, 4096}, {4096, 1, 8192}, {8, 4096, 11008}};
+  const int64_t shapes[][3] = {{64, 64, 64},    {1, 4096, 4096},  {4096, 1, 8192},
+                               {8, 4096, 11008}, {4096, 3072, 768}};
   const int ccs[] = {70, 75, 80, 86, 90};
   int listed[GK_GEMM_MAX_BACKENDS] = {0}, ahead[GK_GEMM_MAX_BACKENDS] = {0};
   int ncase = 0;
