@@ -348,7 +348,7 @@ gko_status_t gk_gemm_plan_build(gko_handle_t h, const gk_gemm_problem *p,
   for (int i = 0; i < nb; i++) {
     s = gk_plan_one(h, p, list[i], 0, out);
     if (s == GKO_STATUS_SUCCESS && i < nfirst && nb > 1 && list[i]->auto_first_why)
-      GK_WHY(*out, "%s", list[i]->auto_first_why);
+      GK_WHY(*out, "; %s", list[i]->auto_first_why);
     if (s != GKO_STATUS_NOT_SUPPORTED) return s;
     if (nb > 1)
       gk_strappendf(details, sizeof details, "%s%s: %s", details[0] ? "; " : "", list[i]->name,

@@ -9,9 +9,10 @@
  * GELU-tanh with gko's GELU math, C as a residual before the activation.
  * TMA needs 16-byte-aligned pointers, leading dimensions and batch strides
  * (and contiguous extents in multiples of 16 bytes): plans that cannot
- * promise that are NOT_SUPPORTED, and an AUTO plan (reached through
+ * promise that are NOT_SUPPORTED, and an AUTO plan (sm90_auto_first's rule,
  * AUTOTUNE, or where cuBLASLt and WMMA declined) keeps a cuBLASLt plan of
- * the same problem for calls whose pointers turn out less aligned.  A
+ * the same problem (WMMA's where cuBLASLt has none) for calls whose
+ * pointers turn out less aligned.  A
  * misaligned bias runs in gko's epilogue pass.
  * Configuration (gemm_sm90.h): sm90_config's rule, or the autotune
  * variant (1 + configuration). */
@@ -30,7 +31,7 @@ typedef struct sm90_state {
   int cfg;
   int post;            /* bias and activation run in gko's pass after the product */
   size_t cutlass_ws;   /* bytes CUTLASS's workspace needs (0: none) */
-  gko_gemm_plan_t fallback; /* AUTO plans: cuBLASLt's plan for misaligned pointers */
+  gko_gemm_plan_t fallback; /* AUTO plans: cuBLASLt's (or WMMA's) plan for misaligned pointers */
 } sm90_state;
 
 static const char *const kCfgName[GK_SM90_NCONFIGS] = {
@@ -317,7 +318,7 @@ const gk_gemm_backend gk_gemm_sm90_backend = {
     .auto_first_why = "AUTO: SM90 before cuBLASLt (its rule: GELU-erf fused, 16-bit D, one "
                       "batch, x W^T, 768 <= k <= 1280, W of >= 4k rows, m n >= 2^23; "
                       "measured faster than cuBLASLt plus gko's pass on the H200, "
-                      "docs/gemm.md); ",
+                      "docs/gemm.md)",
     .plan = sm90_plan,
     .execute = sm90_execute,
     .destroy = sm90_destroy,

@@ -408,7 +408,7 @@ const gk_gemm_backend gk_gemm_wmma_backend = {
     .auto_first = wmma_auto_first,
     .auto_first_why = "AUTO: WMMA before cuBLASLt (its rule: the decode kernel with the weights "
                       "promised static, min(m, n) <= 8, 4096 <= weight rows <= k, sm_90+; "
-                      "measured faster on the H200, docs/gemm.md); ",
+                      "measured faster on the H200, docs/gemm.md)",
     .plan = wmma_plan,
     .execute = wmma_execute,
     .destroy = wmma_destroy,

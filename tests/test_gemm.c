@@ -2177,7 +2177,7 @@ Test(gemm, auto_takes_sm90_for_gelu_erf_where_measured_faster, .timeout = 600) {
       {GKO_DTYPE_F16, GKO_DTYPE_F32, 4096, 3072, 768, 1, GKO_EPILOGUE_BIAS_GELU_ERF, 1, 0, 0, 0},
       {GKO_DTYPE_F16, GKO_DTYPE_F16, 4096, 3072, 768, 1, GKO_EPILOGUE_BIAS_GELU_ERF, 1,
        GKO_GEMM_FUSION_NEVER, 0, 0},
-      {GKO_DTYPE_F16, GKO_DTYPE_F16, 2048, 3072, 768, 2, GKO_EPILOGUE_BIAS_GELU_ERF, 1, 0, 0, 0},
+      {GKO_DTYPE_F16, GKO_DTYPE_F16, 4096, 3072, 768, 2, GKO_EPILOGUE_BIAS_GELU_ERF, 1, 0, 0, 0},
       /* misaligned at execute: the plan's fallback runs (cuBLASLt's, or
        * WMMA's where fusion is required) */
       {GKO_DTYPE_BF16, GKO_DTYPE_BF16, 2048, 4096, 1024, 1, GKO_EPILOGUE_BIAS_GELU_ERF, 1, 0, 1, 3},
