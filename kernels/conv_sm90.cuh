@@ -23,15 +23,10 @@ namespace sm90 {
 
 using namespace cute;
 
-/* conv_sm90.h's configurations: the tile (pixels, channels, a channel
- * block of the reduction), the mainloop's stages (0: as many as the shared
- * memory holds) and the CTAs per SM the kernel is compiled for (2: 4
- * stages and at most 128 registers, so that one CTA's prologue and
- * epilogue hide behind the other's main loop) */
-struct conv_128x128 {
-  using Tile = Shape<_128, _128, Shape<_64>>;
-  static constexpr int kStages = 0, kCtasPerSm = 1;
-};
+/* conv_sm90.h's configurations of CUTLASS's conv kernel: the tile (pixels,
+ * channels, a channel block of the reduction), the mainloop's stages and
+ * the CTAs per SM the kernel is compiled for (2: at most 128 registers, so
+ * that one CTA's prologue and epilogue hide behind the other's main loop) */
 struct conv_64x128 {
   using Tile = Shape<_64, _128, Shape<_64>>;
   static constexpr int kStages = 4, kCtasPerSm = 2;
@@ -41,12 +36,12 @@ struct conv_64x64 {
   static constexpr int kStages = 4, kCtasPerSm = 2;
 };
 
-template <class T, class Cfg>
-struct conv {
+/* The epilogue's tree, act(beta * z + (alpha * acc + bias[k])), and its
+ * run-time arguments; shared by the non-persistent and the ping-pong
+ * kernels. */
+template <class T, class Tile>
+struct conv_tree {
   static constexpr int kAlign = 16 / (int)sizeof(T);
-  using Tile = typename Cfg::Tile;
-  using Cluster = Shape<_1, _1, _1>; /* 2 x 1 (the filter multicast) measured slower */
-  using Problem = cutlass::conv::ConvProblemShape<cutlass::conv::Operator::kFprop, 2>;
   static constexpr auto RN = cutlass::FloatRoundStyle::round_to_nearest;
   template <class... Ch>
   using fma_node = cutlass::epilogue::fusion::Sm90EVT<
@@ -56,21 +51,53 @@ struct conv {
   /* bias[k]: one value per output channel, the GEMM's column */
   using bias_row = cutlass::epilogue::fusion::Sm90RowBroadcast<0, Tile, T, float,
                                                                Stride<_0, _1, int64_t>, kAlign>;
-  /* act(beta * z + (alpha * acc + bias)) */
   using Fusion = cutlass::epilogue::fusion::Sm90EVT<
       act_node<false>,
       fma_node<scalar, cutlass::epilogue::fusion::Sm90SrcFetch<T>,
                fma_node<scalar, cutlass::epilogue::fusion::Sm90AccFetch, bias_row>>>;
+
+  /* op_0 the linear combination (beta, z, then alpha, acc, bias), op_1
+   * the activation; without z, beta is 0 and z is not read */
+  template <class Thread>
+  static void set(Thread &t, int act, float alpha, float beta, bool has_z, const void *bias) {
+    auto &lin = t.op_0;
+    lin.op_0.scalars[0] = has_z ? beta : 0.0f;
+    lin.op_2.op_0.scalars[0] = alpha;
+    lin.op_2.op_2.ptr_row = static_cast<const T *>(bias);
+    t.op_1.act = act;
+  }
+};
+
+/* p as CUTLASS's problem: x NHWC, w KRSC, cross-correlation, one group */
+inline cutlass::conv::ConvProblemShape<cutlass::conv::Operator::kFprop, 2> conv_problem(
+    const gk_conv_sm90_problem *p) {
+  cutlass::conv::ConvProblemShape<cutlass::conv::Operator::kFprop, 2> shape(
+      cutlass::conv::Mode::kCrossCorrelation, {p->n, p->h, p->w, p->c},
+      {p->k, p->r, p->s, p->c}, {p->pad_h, p->pad_w}, {p->pad_h_end, p->pad_w_end},
+      {p->stride_h, p->stride_w}, {p->dil_h, p->dil_w}, 1);
+  return shape;
+}
+
+inline gko_status_t conv_cannot_implement() {
+  return gk_fail(GKO_STATUS_NOT_SUPPORTED,
+                 "SM90 implicit GEMM: CUTLASS cannot run this convolution (TMA's im2col "
+                 "mode needs C and K in multiples of 16 bytes, padding of at most 256, a "
+                 "dilated filter extent below 255 and N*OH*OW below 2^31)");
+}
+
+template <class T, class Cfg>
+struct conv {
+  static constexpr int kAlign = 16 / (int)sizeof(T);
+  using Tile = typename Cfg::Tile;
+  using Cluster = Shape<_1, _1, _1>; /* 2 x 1 (the filter multicast) measured slower */
+  using Problem = cutlass::conv::ConvProblemShape<cutlass::conv::Operator::kFprop, 2>;
+  using Fusion = typename conv_tree<T, Tile>::Fusion;
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster, Shape<_64, _64>,
       float, float, T,
       cutlass::layout::TensorNHWC, kAlign, T, cutlass::layout::TensorNHWC, kAlign,
       cutlass::epilogue::TmaWarpSpecialized, Fusion>::CollectiveOp;
-  using Stages = cute::conditional_t<
-      Cfg::kStages == 0,
-      cutlass::conv::collective::StageCountAutoCarveout<static_cast<int>(
-          sizeof(typename Epilogue::SharedStorage))>,
-      cutlass::conv::collective::StageCount<Cfg::kStages>>;
+  using Stages = cutlass::conv::collective::StageCount<Cfg::kStages>;
   using Mainloop = typename cutlass::conv::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, cutlass::conv::Operator::kFprop, T,
       cutlass::layout::TensorNHWC, kAlign, T, cutlass::layout::TensorNHWC, kAlign, float, Tile,
@@ -87,39 +114,25 @@ struct conv {
   static Arguments arguments(const gk_conv_sm90_problem *p, float alpha, float beta,
                              const void *x, const void *w, const void *z, void *y,
                              const void *bias) {
-    const bool has_z = z != nullptr;
-    Problem shape(cutlass::conv::Mode::kCrossCorrelation, {p->n, p->h, p->w, p->c},
-                  {p->k, p->r, p->s, p->c}, {p->pad_h, p->pad_w}, {p->pad_h_end, p->pad_w_end},
-                  {p->stride_h, p->stride_w}, {p->dil_h, p->dil_w}, 1);
     Arguments args{};
-    args.problem_shape = shape;
+    args.problem_shape = conv_problem(p);
     args.mainloop.ptr_A = static_cast<const T *>(x);
     args.mainloop.ptr_B = static_cast<const T *>(w);
     /* y and z NHWK: the output pixel (q, p, n) strides, channels contiguous */
     const int64_t k = p->k, qk = (int64_t)p->ow * k, pqk = (int64_t)p->oh * qk;
     typename Kernel::StrideD d{};
     get<0>(d) = make_stride(k, qk, pqk);
-    args.epilogue.ptr_C = static_cast<const T *>(has_z ? z : y);
+    args.epilogue.ptr_C = static_cast<const T *>(z ? z : y);
     args.epilogue.dC = d;
     args.epilogue.ptr_D = static_cast<T *>(y);
     args.epilogue.dD = d;
-    /* the tree's arguments: op_0 the linear combination (beta, z, then
-     * alpha, acc, bias), op_1 the activation */
-    auto &lin = args.epilogue.thread.op_0;
-    lin.op_0.scalars[0] = has_z ? beta : 0.0f;
-    lin.op_2.op_0.scalars[0] = alpha;
-    lin.op_2.op_2.ptr_row = static_cast<const T *>(bias);
-    args.epilogue.thread.op_1.act = p->act;
+    conv_tree<T, Tile>::set(args.epilogue.thread, p->act, alpha, beta, z != nullptr, bias);
     return args;
   }
 
   static gko_status_t setup(const gk_conv_sm90_problem *p) {
     Arguments args = arguments(p, 1.0f, 0.0f, nullptr, nullptr, nullptr, nullptr, nullptr);
-    if (!Kernel::can_implement(args))
-      return gk_fail(GKO_STATUS_NOT_SUPPORTED,
-                     "SM90 implicit GEMM: CUTLASS cannot run this convolution (TMA's im2col "
-                     "mode needs C and K in multiples of 16 bytes, padding of at most 256, a "
-                     "dilated filter extent below 255 and N*OH*OW below 2^31)");
+    if (!Kernel::can_implement(args)) return conv_cannot_implement();
     if (Kernel::get_workspace_size(args) != 0)
       return gk_fail(GKO_STATUS_INTERNAL, "SM90 implicit GEMM: the kernel asks for workspace");
     return allow_smem<Kernel>("cudaFuncSetAttribute (SM90 implicit GEMM)");

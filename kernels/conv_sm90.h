@@ -20,17 +20,22 @@
 extern "C" {
 #endif
 
-/* The kernel configurations (tile pixels x channels x reduction step), one
- * CTA of a producer and a consumer warp group each (CUTLASS 4.2's conv
- * kernel is not persistent); src/conv_implicit.c has the rule:
- *   128x128  auto stages, one CTA per SM: K > 128 with enough tiles;
- *   64x128   4 stages, two CTAs per SM: K <= 128, or few 128x128 tiles;
- *   64x64    4 stages, two CTAs per SM: K <= 64. */
+/* The kernel configurations (tile pixels x channels x reduction step);
+ * src/conv_implicit.c has the rule.  CUTLASS 4.2's conv kernel, one CTA
+ * of a producer and a consumer warp group per tile, 4 stages, two CTAs
+ * per SM (for problems of few tiles):
+ *   64x128, 64x64;
+ * and the same mainloop under CUTLASS's persistent ping-pong GEMM kernel
+ * (kernels/conv_sm90_pingpong.cuh: one CTA per SM, a producer and two
+ * consumer warp groups taking turns, each with its own tile; stages from
+ * the shared memory the epilogue leaves):
+ *   PP_128x64, PP_128x128. */
 enum {
-  GK_CONV_SM90_128x128 = 0,
-  GK_CONV_SM90_64x128 = 1,
-  GK_CONV_SM90_64x64 = 2,
-  GK_CONV_SM90_NCONFIGS = 3
+  GK_CONV_SM90_64x128 = 0,
+  GK_CONV_SM90_64x64 = 1,
+  GK_CONV_SM90_PP_128x64 = 2,
+  GK_CONV_SM90_PP_128x128 = 3,
+  GK_CONV_SM90_NCONFIGS = 4
 };
 
 typedef struct gk_conv_sm90_problem {
@@ -38,6 +43,7 @@ typedef struct gk_conv_sm90_problem {
   int act;   /* 0 none, 1 ReLU, 2 GELU-erf, 3 GELU-tanh */
   int n, h, w, c, k, r, s, oh, ow;
   int pad_h, pad_w, pad_h_end, pad_w_end, stride_h, stride_w, dil_h, dil_w;
+  int device, sm_count; /* the persistent kernels' grid */
 } gk_conv_sm90_problem;
 
 typedef struct gk_conv_sm90_entry {
@@ -45,9 +51,13 @@ typedef struct gk_conv_sm90_entry {
   gko_status_t (*launch)(const gk_conv_sm90_problem *p, float alpha, float beta, const void *x,
                          const void *w, const void *z, void *y, const void *bias, void *stream);
 } gk_conv_sm90_entry;
-/* The instantiation files' tables, by configuration (NULLs: not built). */
-extern const gk_conv_sm90_entry gk_conv_sm90_f16[GK_CONV_SM90_NCONFIGS];
-extern const gk_conv_sm90_entry gk_conv_sm90_bf16[GK_CONV_SM90_NCONFIGS];
+/* The instantiation files' tables, by configuration (NULLs: not built):
+ * CUTLASS's conv kernel (configurations 0-1) and the ping-pong ones (2-3). */
+#define GK_CONV_SM90_NCONV GK_CONV_SM90_PP_128x64
+extern const gk_conv_sm90_entry gk_conv_sm90_f16[GK_CONV_SM90_NCONV];
+extern const gk_conv_sm90_entry gk_conv_sm90_bf16[GK_CONV_SM90_NCONV];
+extern const gk_conv_sm90_entry gk_conv_sm90_pp_f16[GK_CONV_SM90_NCONFIGS - GK_CONV_SM90_NCONV];
+extern const gk_conv_sm90_entry gk_conv_sm90_pp_bf16[GK_CONV_SM90_NCONFIGS - GK_CONV_SM90_NCONV];
 
 /* Plan time: whether configuration cfg can run p (CUTLASS's can_implement:
  * TMA's 16-byte rule for C and K, its im2col limits on padding, filter

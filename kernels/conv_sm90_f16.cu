@@ -2,8 +2,7 @@
  * (conv_sm90.h's configurations). */
 #include "conv_sm90.cuh"
 
-extern "C" const gk_conv_sm90_entry gk_conv_sm90_f16[GK_CONV_SM90_NCONFIGS] = {
-    gk::sm90::conv_entry<cutlass::half_t, gk::sm90::conv_128x128>(),
+extern "C" const gk_conv_sm90_entry gk_conv_sm90_f16[GK_CONV_SM90_NCONV] = {
     gk::sm90::conv_entry<cutlass::half_t, gk::sm90::conv_64x128>(),
     gk::sm90::conv_entry<cutlass::half_t, gk::sm90::conv_64x64>(),
 };

@@ -11,9 +11,12 @@
 #if GK_SM90
 static const gk_conv_sm90_entry *gk_conv_sm90_find(const gk_conv_sm90_problem *p, int cfg) {
   if (cfg < 0 || cfg >= GK_CONV_SM90_NCONFIGS) return NULL;
-  const gk_conv_sm90_entry *tab = p->dtype == GKO_DTYPE_F16    ? gk_conv_sm90_f16
-                                  : p->dtype == GKO_DTYPE_BF16 ? gk_conv_sm90_bf16
-                                                               : NULL;
+  const int f16 = p->dtype == GKO_DTYPE_F16, bf16 = p->dtype == GKO_DTYPE_BF16;
+  const gk_conv_sm90_entry *tab = NULL;
+  if (cfg < GK_CONV_SM90_NCONV)
+    tab = f16 ? gk_conv_sm90_f16 : bf16 ? gk_conv_sm90_bf16 : NULL;
+  else
+    tab = f16 ? gk_conv_sm90_pp_f16 : bf16 ? gk_conv_sm90_pp_bf16 : NULL, cfg -= GK_CONV_SM90_NCONV;
   return tab && tab[cfg].setup ? &tab[cfg] : NULL;
 }
 #endif

@@ -135,18 +135,20 @@ int gk_conv_implicit_applies(gko_handle_t h, const gk_conv_problem *p, char *why
   return no == NULL;
 }
 
-/* The tile configuration (conv_sm90.h), measured on the H200 over
- * ResNet-18's layers at N = 32 and 128 (docs/conv.md, "Implicit GEMM"):
- * K <= 64 takes 64x64 (an N tile of 128 would be half padding); K <= 128
- * takes 64x128, two CTAs per SM; wider layers 128x128, unless that makes
- * fewer tiles than half the SMs (ResNet's 7x7 layers at small N), where
- * 64x128's twice as many tiles win. */
+/* The tile configuration (conv_sm90.h), measured on the H100 over
+ * ResNet-18's layers at N = 1, 32 and 128 (docs/conv.md, "Implicit GEMM"):
+ * the persistent ping-pong kernel where its tiles fill at least half the
+ * SMs, 128 x 64 for K <= 64 (an N tile of 128 would be half padding), else
+ * 128 x 128; for smaller problems CUTLASS's conv kernel, two CTAs per SM,
+ * with 64 x 128 tiles where those fill half the SMs, else 64 x 64 (every
+ * layer at N = 1). */
 static int gk_conv_implicit_config(gko_handle_t h, const gk_conv_problem *p) {
-  const int64_t m = p->n * p->oh * p->ow;
-  const int64_t tiles = (m + 127) / 128 * ((p->k + 127) / 128);
-  if (p->k <= 64) return GK_CONV_SM90_64x64;
-  if (p->k <= 128 || 2 * tiles < h->sm_count) return GK_CONV_SM90_64x128;
-  return GK_CONV_SM90_128x128;
+  const int64_t m = p->n * p->oh * p->ow, half = (h->sm_count + 1) / 2;
+  const int64_t tn = p->k <= 64 ? 64 : 128; /* the ping-pong tile's channels */
+  if ((m + 127) / 128 * ((p->k + tn - 1) / tn) >= half)
+    return tn == 64 ? GK_CONV_SM90_PP_128x64 : GK_CONV_SM90_PP_128x128;
+  if (p->k > 64 && (m + 63) / 64 * ((p->k + 127) / 128) >= half) return GK_CONV_SM90_64x128;
+  return GK_CONV_SM90_64x64;
 }
 
 /* Plan time: the kernel's problem, its configuration and its setup. */
@@ -163,6 +165,7 @@ gko_status_t gk_conv_plan_implicit(gko_conv_plan_t cp) {
       .pad_h = (int)p->ph, .pad_w = (int)p->pw,
       .pad_h_end = (int)p->ph_end, .pad_w_end = (int)p->pw_end,
       .stride_h = (int)p->sh, .stride_w = (int)p->sw, .dil_h = (int)p->dh, .dil_w = (int)p->dw,
+      .device = cp->handle->device, .sm_count = cp->handle->sm_count,
   };
   cp->icfg = gk_conv_implicit_config(cp->handle, p);
   gko_status_t s = gk_conv_sm90_setup(ip, cp->icfg);
@@ -182,12 +185,14 @@ gko_status_t gk_conv_plan_implicit(gko_conv_plan_t cp) {
 }
 
 void gk_conv_explain_implicit(gko_conv_plan_t cp) {
-  static const int kTileM[GK_CONV_SM90_NCONFIGS] = {128, 64, 64};
-  static const int kTileN[GK_CONV_SM90_NCONFIGS] = {128, 128, 64};
+  static const int kTileM[GK_CONV_SM90_NCONFIGS] = {64, 64, 128, 128};
+  static const int kTileN[GK_CONV_SM90_NCONFIGS] = {128, 64, 64, 128};
   static const char *const kWhy[GK_CONV_SM90_NCONFIGS] = {
-      "K > 128 with at least half the SMs' worth of tiles",
-      "K <= 128, or too few 128 x 128 tiles to fill half the SMs; two CTAs per SM",
-      "K <= 64: an N tile of 128 would be half padding; two CTAs per SM"};
+      "CUTLASS's conv kernel, two CTAs per SM: too few 128-pixel tiles to fill half the SMs",
+      "CUTLASS's conv kernel, two CTAs per SM: too few 128-pixel or 64 x 128 tiles to fill "
+      "half the SMs",
+      "persistent ping-pong kernel; K <= 64: an N tile of 128 would be half padding",
+      "persistent ping-pong kernel"};
   const gk_conv_problem *p = &cp->p;
   const gk_conv_sm90_problem *ip = &cp->ip;
   const int tm = kTileM[cp->icfg], tn = kTileN[cp->icfg];
