@@ -264,7 +264,7 @@ TEST_CFLAGS := -std=gnu11 -O2 -g $(WARN) -Iinclude -Isrc -Itests -I$(CUDA_INC)
 # suites link the static archive to reach hidden functions.
 TEST_LIBS := -Llib -lgko -Wl,-rpath,'$$ORIGIN/../../lib' -L$(CUDA_LIB) -lcudart -lcriterion -lm -lpthread
 TEST_LIBS_STATIC := $(STLIB) -L$(CUDA_LIB) -lcublasLt -lcudart_static -lstdc++ -lcriterion -lm -lrt -lpthread -ldl
-TEST_STATIC := $(BUILD)/tests/test_internal $(BUILD)/tests/test_gemm_registry
+TEST_STATIC := $(BUILD)/tests/test_internal $(BUILD)/tests/test_gemm_registry $(BUILD)/tests/test_conv_kernels
 
 $(TEST_STATIC): $(BUILD)/tests/%: tests/%.c tests/common.h $(STLIB) | $(BUILD)/tests deps
 	$(CC) $(TEST_CFLAGS) $< -o $@ $(TEST_LIBS_STATIC)
@@ -343,6 +343,9 @@ $(BUILD)/bin/probes/%: bench/probes/%.cu $(HDRS) Makefile | $(BUILD)/bin/probes
 	$(NVCC) $(PROBE_NVFLAGS) $< -o $@
 $(BUILD)/bin/probes/host_cost: bench/probes/host_cost.cu include/gko.h Makefile $(SHLIB) lib/libgko.so | $(BUILD)/bin/probes
 	$(NVCC) $(PROBE_NVFLAGS) $< -o $@ -Llib -lgko -Xlinker -rpath -Xlinker '$$ORIGIN/../../../lib'
+# conv_configs reaches the hidden kernel interface: the static archive
+$(BUILD)/bin/probes/conv_configs: bench/probes/conv_configs.cu kernels/conv_sm90.h Makefile $(STLIB) | $(BUILD)/bin/probes
+	$(NVCC) $(PROBE_NVFLAGS) $< -o $@ $(STLIB) -lcublasLt
 
 EXAMPLE_SRC := $(wildcard examples/*.c)
 EXAMPLE_BIN := $(patsubst examples/%.c,$(BUILD)/bin/%,$(EXAMPLE_SRC))
