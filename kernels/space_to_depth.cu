@@ -14,9 +14,13 @@ namespace {
 /* divisions by run-time constants (im2col.h's gk_fastdiv: numerators below
  * 2^31, which gk_s2d_launch checks) */
 struct s2d_divs {
-  gk_fastdiv groups, w2, h2, c, s;
+  gk_fastdiv groups, w2, h2, c, sc;
 };
 
+/* A group's 8 channels ch = (dy * s + t) * c + ci are consecutive: one
+ * division finds the first one's (dy, t, ci), and the others step from it
+ * (for a fixed dy, the s * c channels are x's row from column
+ * stride_w * j - pad_w on, contiguous in NHWC). */
 __global__ void s2d_x(gk_s2d_args a, s2d_divs d, uint32_t total, const uint16_t *__restrict__ x,
                       uint4 *__restrict__ x2) {
   const uint32_t real = (uint32_t)(a.stride_h * a.s * a.c);
@@ -24,16 +28,21 @@ __global__ void s2d_x(gk_s2d_args a, s2d_divs d, uint32_t total, const uint16_t 
     const auto [pix, cg] = gk::divmod(d.groups, d.groups.d, g);
     const auto [q, j] = gk::divmod(d.w2, d.w2.d, pix);
     const auto [n, i] = gk::divmod(d.h2, d.h2.d, q);
+    const uint32_t ch0 = cg * 8;
+    const auto [dy, rem] = gk::divmod(d.sc, d.sc.d, ch0);
+    auto [t, ci] = gk::divmod(d.c, d.c.d, rem);
+    int64_t ih = a.stride_h * i + dy - a.pad_h;
+    const int64_t iw0 = a.stride_w * j - a.pad_w;
     uint16_t v[8];
 #pragma unroll
     for (int e = 0; e < 8; e++) {
-      const uint32_t ch = cg * 8 + e;
-      v[e] = 0;
-      if (ch < real) {
-        const auto [blk, ci] = gk::divmod(d.c, d.c.d, ch);
-        const auto [dy, t] = gk::divmod(d.s, d.s.d, blk);
-        const int64_t ih = a.stride_h * i + dy - a.pad_h, iw = a.stride_w * j + t - a.pad_w;
-        if (ih >= 0 && ih < a.h && iw >= 0 && iw < a.w) v[e] = x[((n * a.h + ih) * a.w + iw) * a.c + ci];
+      const int64_t iw = iw0 + t;
+      v[e] = ch0 + e < real && ih >= 0 && ih < a.h && iw >= 0 && iw < a.w
+                 ? x[((n * a.h + ih) * a.w + iw) * a.c + ci]
+                 : (uint16_t)0;
+      if (++ci == d.c.d) { /* the next tap; past the last one, the next row block */
+        ci = 0;
+        if (++t == (uint32_t)a.s) t = 0, ih++;
       }
     }
     x2[g] = make_uint4(v[0] | (uint32_t)v[1] << 16, v[2] | (uint32_t)v[3] << 16,
@@ -87,7 +96,7 @@ extern "C" gko_status_t gk_s2d_launch(const gk_s2d_args *a, const void *x, void 
   gk_fastdiv_init(&d.w2, (uint32_t)a->w2);
   gk_fastdiv_init(&d.h2, (uint32_t)a->h2);
   gk_fastdiv_init(&d.c, (uint32_t)a->c);
-  gk_fastdiv_init(&d.s, (uint32_t)a->s);
+  gk_fastdiv_init(&d.sc, (uint32_t)(a->s * a->c));
   int block;
   cudaError_t e = block_for(s2d_x, g_block_x, &block);
   if (e == cudaSuccess)
