@@ -29,13 +29,15 @@ extern "C" {
  * (kernels/conv_sm90_pingpong.cuh: one CTA per SM, a producer and two
  * consumer warp groups taking turns, each with its own tile; stages from
  * the shared memory the epilogue leaves):
- *   PP_128x64, PP_128x128. */
+ *   PP_128x64, PP_128x128, and PP_128x128_C12 in clusters of 1 x 2 CTAs
+ *   (two channel tiles) sharing each pixel tile's load (TMA multicast). */
 enum {
   GK_CONV_SM90_64x128 = 0,
   GK_CONV_SM90_64x64 = 1,
   GK_CONV_SM90_PP_128x64 = 2,
   GK_CONV_SM90_PP_128x128 = 3,
-  GK_CONV_SM90_NCONFIGS = 4
+  GK_CONV_SM90_PP_128x128_C12 = 4,
+  GK_CONV_SM90_NCONFIGS = 5
 };
 
 typedef struct gk_conv_sm90_problem {

@@ -22,12 +22,20 @@ namespace sm90 {
 using namespace cute;
 
 /* The ping-pong configurations (conv_sm90.h): one consumer warp group per
- * tile, stages from the shared memory the epilogue leaves. */
+ * tile, stages from the shared memory the epilogue leaves; a 1 x 2 cluster
+ * loads each pixel tile once for the two CTAs of its two channel tiles
+ * (TMA multicast), halving the im2col reads from L2. */
 struct conv_pp_128x64 {
   using Tile = Shape<_128, _64, Shape<_64>>;
+  using Cluster = Shape<_1, _1, _1>;
 };
 struct conv_pp_128x128 {
   using Tile = Shape<_128, _128, Shape<_64>>;
+  using Cluster = Shape<_1, _1, _1>;
+};
+struct conv_pp_128x128_c12 {
+  using Tile = Shape<_128, _128, Shape<_64>>;
+  using Cluster = Shape<_1, _2, _1>;
 };
 
 /* GemmUniversal picks its ping-pong kernel by this base of the schedule. */
@@ -115,7 +123,7 @@ template <class T, class Cfg>
 struct conv_pp {
   static constexpr int kAlign = 16 / (int)sizeof(T);
   using Tile = typename Cfg::Tile;
-  using Cluster = Shape<_1, _1, _1>;
+  using Cluster = typename Cfg::Cluster;
   using Problem = cutlass::conv::ConvProblemShape<cutlass::conv::Operator::kFprop, 2>;
   using Fusion = typename conv_tree<T, Tile>::Fusion;
   /* y and z as a GEMM's row-major D (N*OH*OW x K): NHWK is exactly that */

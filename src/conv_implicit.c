@@ -138,15 +138,19 @@ int gk_conv_implicit_applies(gko_handle_t h, const gk_conv_problem *p, char *why
 /* The tile configuration (conv_sm90.h), measured on the H100 over
  * ResNet-18's layers at N = 1, 32 and 128 (docs/conv.md, "Implicit GEMM"):
  * the persistent ping-pong kernel where its tiles fill at least half the
- * SMs, 128 x 64 for K <= 64 (an N tile of 128 would be half padding), else
- * 128 x 128; for smaller problems CUTLASS's conv kernel, two CTAs per SM,
- * with 64 x 128 tiles where those fill half the SMs, else 64 x 64 (every
- * layer at N = 1). */
+ * SMs: 128 x 64 for K <= 64 (an N tile of 128 would be half padding),
+ * 128 x 128 for K <= 128, and for wider layers 128 x 128 in 1 x 2
+ * clusters (the two channel tiles share each pixel tile's load); for
+ * smaller problems CUTLASS's conv kernel, two CTAs per SM, with 64 x 128
+ * tiles where those fill half the SMs, else 64 x 64 (every layer at
+ * N = 1). */
 static int gk_conv_implicit_config(gko_handle_t h, const gk_conv_problem *p) {
   const int64_t m = p->n * p->oh * p->ow, half = (h->sm_count + 1) / 2;
   const int64_t tn = p->k <= 64 ? 64 : 128; /* the ping-pong tile's channels */
   if ((m + 127) / 128 * ((p->k + tn - 1) / tn) >= half)
-    return tn == 64 ? GK_CONV_SM90_PP_128x64 : GK_CONV_SM90_PP_128x128;
+    return p->k <= 64    ? GK_CONV_SM90_PP_128x64
+           : p->k <= 128 ? GK_CONV_SM90_PP_128x128
+                         : GK_CONV_SM90_PP_128x128_C12;
   if (p->k > 64 && (m + 63) / 64 * ((p->k + 127) / 128) >= half) return GK_CONV_SM90_64x128;
   return GK_CONV_SM90_64x64;
 }
@@ -185,14 +189,16 @@ gko_status_t gk_conv_plan_implicit(gko_conv_plan_t cp) {
 }
 
 void gk_conv_explain_implicit(gko_conv_plan_t cp) {
-  static const int kTileM[GK_CONV_SM90_NCONFIGS] = {64, 64, 128, 128};
-  static const int kTileN[GK_CONV_SM90_NCONFIGS] = {128, 64, 64, 128};
+  static const int kTileM[GK_CONV_SM90_NCONFIGS] = {64, 64, 128, 128, 128};
+  static const int kTileN[GK_CONV_SM90_NCONFIGS] = {128, 64, 64, 128, 128};
   static const char *const kWhy[GK_CONV_SM90_NCONFIGS] = {
       "CUTLASS's conv kernel, two CTAs per SM: too few 128-pixel tiles to fill half the SMs",
       "CUTLASS's conv kernel, two CTAs per SM: too few 128-pixel or 64 x 128 tiles to fill "
       "half the SMs",
       "persistent ping-pong kernel; K <= 64: an N tile of 128 would be half padding",
-      "persistent ping-pong kernel"};
+      "persistent ping-pong kernel",
+      "persistent ping-pong kernel in 1 x 2 clusters: the two channel tiles' CTAs share each "
+      "pixel tile's load (TMA multicast)"};
   const gk_conv_problem *p = &cp->p;
   const gk_conv_sm90_problem *ip = &cp->ip;
   const int tm = kTileM[cp->icfg], tn = kTileN[cp->icfg];

@@ -26,8 +26,8 @@ typedef struct {
   float alpha, beta;
 } kcase;
 
-static const char *const kCfgName[GK_CONV_SM90_NCONFIGS] = {"64x128", "64x64", "pp128x64",
-                                                            "pp128x128"};
+static const char *const kCfgName[GK_CONV_SM90_NCONFIGS] = {
+    "64x128", "64x64", "pp128x64", "pp128x128", "pp128x128c12"};
 
 static int out_extent(int in, int pad, int pad_end, int dil, int r, int stride) {
   return (in + pad + pad_end - dil * (r - 1) - 1) / stride + 1;
@@ -178,4 +178,7 @@ Test(conv_kernels, cutlass_64x64, .timeout = 600) { check_configuration(GK_CONV_
 Test(conv_kernels, pingpong_128x64, .timeout = 600) { check_configuration(GK_CONV_SM90_PP_128x64); }
 Test(conv_kernels, pingpong_128x128, .timeout = 600) {
   check_configuration(GK_CONV_SM90_PP_128x128);
+}
+Test(conv_kernels, pingpong_128x128_cluster_1x2, .timeout = 600) {
+  check_configuration(GK_CONV_SM90_PP_128x128_C12);
 }

@@ -27,7 +27,7 @@ static const layer kLayers[] = {
     {"l3_3x3", 256, 256, 14, 3, 1, 1}, {"l4_3x3", 512, 512, 7, 3, 1, 1},
 };
 static const char *const kCfg[GK_CONV_SM90_NCONFIGS] = {"64x128", "64x64", "pp128x64",
-                                                        "pp128x128"};
+                                                        "pp128x128", "pp128x128c12"};
 
 __global__ void fill(unsigned short *p, size_t n, unsigned seed) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
