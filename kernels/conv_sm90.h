@@ -54,7 +54,7 @@ typedef struct gk_conv_sm90_entry {
                          const void *w, const void *z, void *y, const void *bias, void *stream);
 } gk_conv_sm90_entry;
 /* The instantiation files' tables, by configuration (NULLs: not built):
- * CUTLASS's conv kernel (configurations 0-1) and the ping-pong ones (2-3). */
+ * CUTLASS's conv kernel (configurations 0-1) and the ping-pong ones (2-4). */
 #define GK_CONV_SM90_NCONV GK_CONV_SM90_PP_128x64
 extern const gk_conv_sm90_entry gk_conv_sm90_f16[GK_CONV_SM90_NCONV];
 extern const gk_conv_sm90_entry gk_conv_sm90_bf16[GK_CONV_SM90_NCONV];

@@ -12,11 +12,11 @@
 static const gk_conv_sm90_entry *gk_conv_sm90_find(const gk_conv_sm90_problem *p, int cfg) {
   if (cfg < 0 || cfg >= GK_CONV_SM90_NCONFIGS) return NULL;
   const int f16 = p->dtype == GKO_DTYPE_F16, bf16 = p->dtype == GKO_DTYPE_BF16;
-  const gk_conv_sm90_entry *tab = NULL;
-  if (cfg < GK_CONV_SM90_NCONV)
-    tab = f16 ? gk_conv_sm90_f16 : bf16 ? gk_conv_sm90_bf16 : NULL;
-  else
-    tab = f16 ? gk_conv_sm90_pp_f16 : bf16 ? gk_conv_sm90_pp_bf16 : NULL, cfg -= GK_CONV_SM90_NCONV;
+  const int pp = cfg >= GK_CONV_SM90_NCONV; /* the ping-pong kernels' table */
+  const gk_conv_sm90_entry *tab = f16    ? (pp ? gk_conv_sm90_pp_f16 : gk_conv_sm90_f16)
+                                  : bf16 ? (pp ? gk_conv_sm90_pp_bf16 : gk_conv_sm90_bf16)
+                                         : NULL;
+  if (pp) cfg -= GK_CONV_SM90_NCONV;
   return tab && tab[cfg].setup ? &tab[cfg] : NULL;
 }
 #endif
