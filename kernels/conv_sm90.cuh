@@ -78,13 +78,6 @@ inline cutlass::conv::ConvProblemShape<cutlass::conv::Operator::kFprop, 2> conv_
   return shape;
 }
 
-inline gko_status_t conv_cannot_implement() {
-  return gk_fail(GKO_STATUS_NOT_SUPPORTED,
-                 "SM90 implicit GEMM: CUTLASS cannot run this convolution (TMA's im2col "
-                 "mode needs C and K in multiples of 16 bytes, padding of at most 256, a "
-                 "dilated filter extent below 255 and N*OH*OW below 2^31)");
-}
-
 template <class T, class Cfg>
 struct conv {
   static constexpr int kAlign = 16 / (int)sizeof(T);
@@ -129,10 +122,23 @@ struct conv {
     conv_tree<T, Tile>::set(args.epilogue.thread, p->act, alpha, beta, z != nullptr, bias);
     return args;
   }
+};
+
+/* Plan-time setup and launch of a convolution kernel type C (C::Kernel and
+ * C::arguments): the same for CUTLASS's conv kernel and the ping-pong one
+ * (conv_sm90_pingpong.cuh). */
+template <class C>
+struct conv_calls {
+  using Kernel = typename C::Kernel;
 
   static gko_status_t setup(const gk_conv_sm90_problem *p) {
-    Arguments args = arguments(p, 1.0f, 0.0f, nullptr, nullptr, nullptr, nullptr, nullptr);
-    if (!Kernel::can_implement(args)) return conv_cannot_implement();
+    typename C::Arguments args =
+        C::arguments(p, 1.0f, 0.0f, nullptr, nullptr, nullptr, nullptr, nullptr);
+    if (!Kernel::can_implement(args))
+      return gk_fail(GKO_STATUS_NOT_SUPPORTED,
+                     "SM90 implicit GEMM: CUTLASS cannot run this convolution (TMA's im2col "
+                     "mode needs C and K in multiples of 16 bytes, padding of at most 256, a "
+                     "dilated filter extent below 255 and N*OH*OW below 2^31)");
     if (Kernel::get_workspace_size(args) != 0)
       return gk_fail(GKO_STATUS_INTERNAL, "SM90 implicit GEMM: the kernel asks for workspace");
     return allow_smem<Kernel>("cudaFuncSetAttribute (SM90 implicit GEMM)");
@@ -141,16 +147,20 @@ struct conv {
   static gko_status_t launch(const gk_conv_sm90_problem *p, float alpha, float beta,
                              const void *x, const void *w, const void *z, void *y,
                              const void *bias, void *stream) {
-    Arguments args = arguments(p, alpha, beta, x, w, z, y, bias);
+    typename C::Arguments args = C::arguments(p, alpha, beta, x, w, z, y, bias);
     typename Kernel::Params params = Kernel::to_underlying_arguments(args, nullptr);
     return launch_kernel<Kernel>(params, static_cast<cudaStream_t>(stream),
                                  "SM90 implicit GEMM launch");
   }
 };
 
+template <class C>
+constexpr gk_conv_sm90_entry conv_entry_of() {
+  return {&conv_calls<C>::setup, &conv_calls<C>::launch};
+}
 template <class T, class Cfg>
 constexpr gk_conv_sm90_entry conv_entry() {
-  return {&conv<T, Cfg>::setup, &conv<T, Cfg>::launch};
+  return conv_entry_of<conv<T, Cfg>>();
 }
 
 }  // namespace sm90

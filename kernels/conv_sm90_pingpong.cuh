@@ -144,6 +144,7 @@ struct conv_pp {
   using Arguments = typename Kernel::Arguments;
   static_assert(Kernel::SharedStorageSize <= 227 * 1024, "the ping-pong conv outgrows shared memory");
 
+  /* The kernel's arguments (conv<T, Cfg>::arguments' contract) */
   static Arguments arguments(const gk_conv_sm90_problem *p, float alpha, float beta,
                              const void *x, const void *w, const void *z, void *y,
                              const void *bias) {
@@ -167,28 +168,11 @@ struct conv_pp {
     args.hw_info.sm_count = p->sm_count;
     return args;
   }
-
-  static gko_status_t setup(const gk_conv_sm90_problem *p) {
-    Arguments args = arguments(p, 1.0f, 0.0f, nullptr, nullptr, nullptr, nullptr, nullptr);
-    if (!Kernel::can_implement(args)) return conv_cannot_implement();
-    if (Kernel::get_workspace_size(args) != 0)
-      return gk_fail(GKO_STATUS_INTERNAL, "SM90 implicit GEMM: the kernel asks for workspace");
-    return allow_smem<Kernel>("cudaFuncSetAttribute (SM90 implicit GEMM, ping-pong)");
-  }
-
-  static gko_status_t launch(const gk_conv_sm90_problem *p, float alpha, float beta,
-                             const void *x, const void *w, const void *z, void *y,
-                             const void *bias, void *stream) {
-    Arguments args = arguments(p, alpha, beta, x, w, z, y, bias);
-    typename Kernel::Params params = Kernel::to_underlying_arguments(args, nullptr);
-    return launch_kernel<Kernel>(params, static_cast<cudaStream_t>(stream),
-                                 "SM90 implicit GEMM launch (ping-pong)");
-  }
 };
 
 template <class T, class Cfg>
 constexpr gk_conv_sm90_entry conv_pp_entry() {
-  return {&conv_pp<T, Cfg>::setup, &conv_pp<T, Cfg>::launch};
+  return conv_entry_of<conv_pp<T, Cfg>>();
 }
 
 }  // namespace sm90
