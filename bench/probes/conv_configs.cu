@@ -20,11 +20,14 @@
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
 
-struct layer { const char *name; int c, k, hw, r, stride, pad; };
+struct layer { const char *name; int c, k, h, w, r, s, stride, pad; };
 static const layer kLayers[] = {
-    {"l1_3x3", 64, 64, 56, 3, 1, 1},   {"l2_3x3s2", 64, 128, 56, 3, 2, 1},
-    {"l2_3x3", 128, 128, 28, 3, 1, 1}, {"l2_ds1x1", 64, 128, 56, 1, 2, 0},
-    {"l3_3x3", 256, 256, 14, 3, 1, 1}, {"l4_3x3", 512, 512, 7, 3, 1, 1},
+    /* the stem after the space-to-depth rewrite (docs/conv.md): 4 x 1 over
+     * [N][115][112][48] */
+    {"stem_s2d", 48, 64, 115, 112, 4, 1, 1, 0},
+    {"l1_3x3", 64, 64, 56, 56, 3, 3, 1, 1},   {"l2_3x3s2", 64, 128, 56, 56, 3, 3, 2, 1},
+    {"l2_3x3", 128, 128, 28, 28, 3, 3, 1, 1}, {"l2_ds1x1", 64, 128, 56, 56, 1, 1, 2, 0},
+    {"l3_3x3", 256, 256, 14, 14, 3, 3, 1, 1}, {"l4_3x3", 512, 512, 7, 7, 3, 3, 1, 1},
 };
 static const char *const kCfg[GK_CONV_SM90_NCONFIGS] = {"64x128", "64x64", "pp128x64",
                                                         "pp128x128", "pp128x128c12"};
@@ -105,11 +108,12 @@ int main(int argc, char **argv) {
   printf("   (µs per launch, %s, bias + ReLU)\n", dtype == GKO_DTYPE_F16 ? "f16" : "bf16");
   for (int n : batches)
     for (const layer &L : kLayers) {
-      const int o = (L.hw + 2 * L.pad - L.r) / L.stride + 1;
-      gk_conv_sm90_problem p = {dtype, 1, n, L.hw, L.hw, L.c, L.k, L.r, L.r, o, o,
+      const int oh = (L.h + 2 * L.pad - L.r) / L.stride + 1,
+                ow = (L.w + 2 * L.pad - L.s) / L.stride + 1;
+      gk_conv_sm90_problem p = {dtype, 1, n, L.h, L.w, L.c, L.k, L.r, L.s, oh, ow,
                                 L.pad, L.pad, L.pad, L.pad, L.stride, L.stride, 1, 1, dev, sms};
-      const size_t nx = (size_t)n * L.hw * L.hw * L.c, nw = (size_t)L.k * L.r * L.r * L.c,
-                   ny = (size_t)n * o * o * L.k;
+      const size_t nx = (size_t)n * L.h * L.w * L.c, nw = (size_t)L.k * L.r * L.s * L.c,
+                   ny = (size_t)n * oh * ow * L.k;
       unsigned short *x, *w, *b, *y, *z;
       CK(cudaMalloc(&x, nx * 2));
       CK(cudaMalloc(&w, nw * 2));
