@@ -34,6 +34,14 @@ inline cudaError_t launch(void (*k)(P...), dim3 grid, dim3 block, cudaStream_t s
   return cudaLaunchKernel((const void *)k, grid, block, argv, 0, stream);
 }
 
+/* the same with `smem` bytes of dynamic shared memory */
+template <typename... P>
+inline cudaError_t launch_shared(void (*k)(P...), dim3 grid, dim3 block, size_t smem,
+                                 cudaStream_t stream, typename same<P>::type... args) {
+  void *argv[] = {(void *)&args..., nullptr};
+  return cudaLaunchKernel((const void *)k, grid, block, argv, smem, stream);
+}
+
 } // namespace gk
 
 #endif /* GK_COMMON_CUH */

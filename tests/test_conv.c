@@ -1108,7 +1108,9 @@ Test(conv, implicit_gemm_limits, .timeout = 600) {
  * rewrite (gko_conv_algo_t): ResNet's 7x7/2 and AlexNet's 11x11/4 stems,
  * channel padding alone at stride 1, unequal strides, a filter within one
  * stride, padding larger than the filter, asymmetric end padding, odd
- * sizes; the residual epilogue; and the refusals (dilation, too much
+ * sizes, a wide image (several of the copy's column tiles) and an input
+ * too wide for its shared memory (the untiled copy); the residual
+ * epilogue; and the refusals (dilation, too much
  * padding of the reduction, a workspace bound below the copies').  Each
  * case on both lowerings. */
 Test(conv, implicit_gemm_space_to_depth, .timeout = 600) {
@@ -1123,6 +1125,8 @@ Test(conv, implicit_gemm_space_to_depth, .timeout = 600) {
       {9, 10, 11, 16, 5, 5, 1, 1, 2, 2, -1, 1},  /* stride 1: channel padding */
       {3, 9, 10, 8, 7, 7, 2, 2, 8, 9, -1, 1},    /* padding larger than the filter */
       {6, 12, 10, 32, 4, 4, 4, 4, 1, 1, -1, 1},  /* a filter within one stride */
+      {3, 9, 300, 16, 7, 7, 2, 2, 3, 3, -1, 1},  /* wide: the copy's column tiles, one partial */
+      {1001, 10, 10, 16, 5, 5, 5, 5, 0, 0, -1, 1}, /* one column's input over 48 KB: untiled copy */
       {3, 12, 12, 16, 7, 7, 2, 2, 3, 3, -1, 2},  /* dilation: refused */
       {3, 12, 12, 16, 3, 3, 2, 2, 1, 1, -1, 1},  /* 2 x 64 > 2 x 32: refused */
       {4, 9, 11, 16, 3, 3, 1, 1, 1, 1, -1, 1},   /* 3 x 64 > 2 x 40: refused */

@@ -11,11 +11,15 @@
  * sqrt(C R S) (test_conv.c's).  y is poisoned (NaN bytes) with a guard zone
  * behind it: every output must be written and no guard byte touched.  Large
  * cases check every output for NaN and a random sample of pixels (all
- * channels) against the reference. */
+ * channels) against the reference.
+ *
+ * Also the space-to-depth copies that feed the stem's rewrite
+ * (kernels/space_to_depth.h), bit for bit against the host's. */
 #include "common.h"
 
 #include "../kernels/conv_sm90.h"
 #include "../kernels/gemm_sm90.h"
+#include "../kernels/space_to_depth.h"
 
 typedef struct {
   int n, h, w, c, k, r, s;
@@ -181,4 +185,89 @@ Test(conv_kernels, pingpong_128x128, .timeout = 600) {
 }
 Test(conv_kernels, pingpong_128x128_cluster_1x2, .timeout = 600) {
   check_configuration(GK_CONV_SM90_PP_128x128_C12);
+}
+
+/* x2 and w2 of the space-to-depth rewrite against the host's copy, bit for
+ * bit (random bit patterns, NaNs included), with x2 and w2 poisoned and a
+ * guard zone behind each: ResNet's stem, a wide image (several of the copy's
+ * column tiles, the last partial), stride 4, stride 1 with channel padding,
+ * padding beyond the filter, extra zero channels, and an input row too wide
+ * for the tiled copy's shared memory (C = 1001: the untiled kernel). */
+Test(conv_kernels, space_to_depth_copies_bit_for_bit, .timeout = 300) {
+  uint64_t seed;
+  gko_handle_t h = t_gpu_setup(&seed);
+  const struct {
+    int64_t n, h, w, c, k, r, s, sh, sw, ph, pw, extra;
+  } e[] = {
+      {2, 30, 33, 3, 16, 7, 7, 2, 2, 3, 3, 0},   {1, 5, 301, 3, 8, 7, 7, 2, 2, 3, 3, 0},
+      {1, 31, 35, 3, 8, 11, 11, 4, 4, 2, 2, 0},  {2, 10, 11, 9, 8, 5, 5, 1, 1, 2, 2, 0},
+      {1, 9, 10, 3, 8, 7, 7, 2, 2, 8, 9, 8},     {1, 10, 10, 1001, 4, 5, 5, 5, 5, 0, 0, 0},
+  };
+  const size_t guard = 256;
+  for (size_t i = 0; i < sizeof e / sizeof e[0]; i++) {
+    const int64_t oh = (e[i].h + 2 * e[i].ph - e[i].r) / e[i].sh + 1,
+                  ow = (e[i].w + 2 * e[i].pw - e[i].s) / e[i].sw + 1;
+    const int64_t real = e[i].sh * e[i].s * e[i].c, r2 = (e[i].r + e[i].sh - 1) / e[i].sh;
+    const gk_s2d_args a = {.n = e[i].n, .h = e[i].h, .w = e[i].w, .c = e[i].c, .r = e[i].r,
+                           .s = e[i].s, .stride_h = e[i].sh, .stride_w = e[i].sw,
+                           .pad_h = e[i].ph, .pad_w = e[i].pw, .h2 = oh + r2 - 1, .w2 = ow,
+                           .r2 = r2, .c2 = (real + 7) / 8 * 8 + e[i].extra};
+    const int64_t nx = a.n * a.h * a.w * a.c, nw = e[i].k * a.r * a.s * a.c;
+    const int64_t nx2 = a.n * a.h2 * a.w2 * a.c2, nw2 = e[i].k * a.r2 * a.c2;
+    uint16_t *hx = malloc(nx * 2), *hw = malloc(nw * 2);
+    uint16_t *hx2 = malloc(nx2 * 2 + guard), *hw2 = malloc(nw2 * 2 + guard);
+    cr_assert(hx && hw && hx2 && hw2);
+    for (int64_t j = 0; j < nx; j++) hx[j] = (uint16_t)t_next();
+    for (int64_t j = 0; j < nw; j++) hw[j] = (uint16_t)t_next();
+    void *dx = t_dalloc(nx * 2), *dw = t_dalloc(nw * 2);
+    void *dx2 = t_dalloc(nx2 * 2 + guard), *dw2 = t_dalloc(nw2 * 2 + guard);
+    t_h2d(dx, hx, nx * 2);
+    t_h2d(dw, hw, nw * 2);
+    t_memset(dx2, T_POISON_BYTE, nx2 * 2 + guard);
+    t_memset(dw2, T_POISON_BYTE, nw2 * 2 + guard);
+    cr_assert_eq(gk_s2d_launch(&a, dx, dx2, NULL), GKO_STATUS_SUCCESS, "%s", gko_last_error_detail());
+    cr_assert_eq(gk_s2d_filter_launch(&a, e[i].k, dw, dw2, NULL), GKO_STATUS_SUCCESS, "%s",
+                 gko_last_error_detail());
+    T_CUDA(cudaDeviceSynchronize());
+    t_d2h(hx2, dx2, nx2 * 2 + guard);
+    t_d2h(hw2, dw2, nw2 * 2 + guard);
+    int64_t bad = 0, first = -1;
+    for (int64_t n = 0; n < a.n; n++)
+      for (int64_t y = 0; y < a.h2; y++)
+        for (int64_t x = 0; x < a.w2; x++)
+          for (int64_t ch = 0; ch < a.c2; ch++) {
+            uint16_t want = 0;
+            if (ch < real) {
+              const int64_t dy = ch / (a.s * a.c), t = ch % (a.s * a.c) / a.c, ci = ch % a.c;
+              const int64_t ih = a.stride_h * y + dy - a.pad_h, iw = a.stride_w * x + t - a.pad_w;
+              if (ih >= 0 && ih < a.h && iw >= 0 && iw < a.w)
+                want = hx[((n * a.h + ih) * a.w + iw) * a.c + ci];
+            }
+            const int64_t at = ((n * a.h2 + y) * a.w2 + x) * a.c2 + ch;
+            if (hx2[at] != want && bad++ == 0) first = at;
+          }
+    cr_expect_eq(bad, 0, "case %zu: x2 has %lld wrong elements, the first at %lld", i,
+                 (long long)bad, (long long)first);
+    bad = 0;
+    for (int64_t kk = 0; kk < e[i].k; kk++)
+      for (int64_t ra = 0; ra < a.r2; ra++)
+        for (int64_t ch = 0; ch < a.c2; ch++) {
+          uint16_t want = 0;
+          if (ch < real) {
+            const int64_t blk = ch / a.c, ci = ch % a.c, rr = a.stride_h * ra + blk / a.s;
+            if (rr < a.r) want = hw[((kk * a.r + rr) * a.s + blk % a.s) * a.c + ci];
+          }
+          bad += hw2[(kk * a.r2 + ra) * a.c2 + ch] != want;
+        }
+    cr_expect_eq(bad, 0, "case %zu: w2 has %lld wrong elements", i, (long long)bad);
+    const unsigned char *gx = (const unsigned char *)hx2 + nx2 * 2,
+                        *gw = (const unsigned char *)hw2 + nw2 * 2;
+    for (size_t g = 0; g < guard; g++) {
+      cr_assert_eq(gx[g], T_POISON_BYTE, "case %zu: x2's guard byte %zu written", i, g);
+      cr_assert_eq(gw[g], T_POISON_BYTE, "case %zu: w2's guard byte %zu written", i, g);
+    }
+    cudaFree(dx), cudaFree(dw), cudaFree(dx2), cudaFree(dw2);
+    free(hx), free(hw), free(hx2), free(hw2);
+  }
+  gko_destroy(h);
 }
