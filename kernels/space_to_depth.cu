@@ -56,9 +56,9 @@ __global__ void s2d_x(gk_s2d_args a, s2d_divs d, uint32_t total, const uint16_t 
 }
 
 /* The tiled copy: a block (256 threads: a tile holds a few hundred 16-byte
- * groups) per tile of jt output columns; seg
- * [stride_h][len] holds the tile's input, len = (stride_w (jt - 1) + s) c
- * elements of each of the stride_h rows, zero outside x. */
+ * groups) per tile of jt output columns.  seg[stride_h][len] holds the
+ * tile's input, len = (stride_w (jt - 1) + s) c elements of each of the
+ * stride_h rows, zero outside x. */
 __global__ void s2d_x_tiled(gk_s2d_args a, int jt, int tiles_per_row, gk_fastdiv groups,
                             gk_fastdiv sc, int64_t tiles, const uint16_t *__restrict__ x,
                             uint4 *__restrict__ x2) {
