@@ -170,8 +170,8 @@ extern "C" gko_status_t gk_s2d_launch(const gk_s2d_args *a, const void *x, void 
     e = block_for(s2d_x_tiled, g_block_t, &block, 256);
     if (e == cudaSuccess)
       e = gk::launch_shared(s2d_x_tiled, dim3((unsigned)gk::grid_x(tiles)), dim3(block), smem,
-                     (cudaStream_t)stream, *a, jt, (int)per_row, groups, sc, tiles, (const uint16_t *)x,
-                     (uint4 *)x2);
+                            (cudaStream_t)stream, *a, jt, (int)per_row, groups, sc, tiles,
+                            (const uint16_t *)x, (uint4 *)x2);
   } else {
     s2d_divs d;
     d.groups = groups, d.sc = sc;
