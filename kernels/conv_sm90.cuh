@@ -52,19 +52,16 @@ struct conv_tree {
   using bias_row = cutlass::epilogue::fusion::Sm90RowBroadcast<0, Tile, T, float,
                                                                Stride<_0, _1, int64_t>, kAlign>;
   using Fusion = cutlass::epilogue::fusion::Sm90EVT<
-      act_node<false>,
-      fma_node<scalar, cutlass::epilogue::fusion::Sm90SrcFetch<T>,
-               fma_node<scalar, cutlass::epilogue::fusion::Sm90AccFetch, bias_row>>>;
+      act_node<false>, fma_node<scalar, cutlass::epilogue::fusion::Sm90AccFetch, bias_row>>;
 
-  /* op_0 the linear combination (beta, z, then alpha, acc, bias), op_1
-   * the activation; without z, beta is 0 and z is not read */
+  /* op_0 alpha * acc + bias (alpha, acc, bias), op_1 the root: beta * z
+   * and the activation; without z, beta is 0 and z is not read */
   template <class Thread>
   static void set(Thread &t, int act, float alpha, float beta, bool has_z, const void *bias) {
     auto &lin = t.op_0;
-    lin.op_0.scalars[0] = has_z ? beta : 0.0f;
-    lin.op_2.op_0.scalars[0] = alpha;
-    lin.op_2.op_2.ptr_row = static_cast<const T *>(bias);
-    t.op_1.act = act;
+    lin.op_0.scalars[0] = alpha;
+    lin.op_2.ptr_row = static_cast<const T *>(bias);
+    t.op_1 = {act, has_z ? beta : 0.0f};
   }
 };
 

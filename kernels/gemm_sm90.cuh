@@ -80,11 +80,16 @@ template <class AB, class CD, int OPA, int OPB, class Cfg>
 struct gemm {
   static constexpr int kAlignAB = 16 / (int)sizeof(AB);
   static constexpr int kAlignCD = 16 / (int)sizeof(CD);
-  /* act(alpha * acc + beta * C + bias[row]) */
+  /* act(alpha * acc + bias[row] + beta * C) */
   using Fusion = cutlass::epilogue::fusion::Sm90EVT<
       act_node<cute::is_same_v<CD, float>>,
-      cutlass::epilogue::fusion::Sm90LinCombPerRowBias<typename Cfg::Tile, float, float, CD, CD,
-                                                       float, kAlignCD>>;
+      cutlass::epilogue::fusion::Sm90EVT<
+          cutlass::epilogue::fusion::Sm90Compute<cutlass::homogeneous_multiply_add, float,
+                                                 float, cutlass::FloatRoundStyle::round_to_nearest>,
+          cutlass::epilogue::fusion::Sm90ScalarBroadcast<float, Stride<_0, _0, int64_t>>,
+          cutlass::epilogue::fusion::Sm90AccFetch,
+          cutlass::epilogue::fusion::Sm90ColBroadcast<0, typename Cfg::Tile, CD, float,
+                                                      Stride<_1, _0, int64_t>, kAlignCD>>>;
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, typename Cfg::Tile,
       typename Cfg::Cluster, typename Cfg::EpiTile, float, float, CD,
@@ -120,14 +125,13 @@ struct gemm {
                                                            has_c ? p->stride_c : p->stride_d);
     args.epilogue.ptr_D = static_cast<CD *>(d);
     args.epilogue.dD = stride_of<typename Kernel::StrideD>(p->ldd, p->stride_d);
-    /* the tree's arguments: op_0 the linear combination (beta, C, then
-     * alpha, acc, bias), op_1 the activation */
+    /* the tree's arguments: op_0 alpha * acc + bias (alpha, acc, bias),
+     * op_1 the root: beta * C and the activation */
     auto &lin = args.epilogue.thread.op_0;
-    lin.op_0.scalars[0] = has_c ? beta : 0.0f;
-    lin.op_2.op_0.scalars[0] = alpha;
-    lin.op_2.op_2.ptr_col = static_cast<const CD *>(bias);
-    cute::get<2>(lin.op_2.op_2.dCol) = p->stride_bias;
-    args.epilogue.thread.op_1.act = p->act;
+    lin.op_0.scalars[0] = alpha;
+    lin.op_2.ptr_col = static_cast<const CD *>(bias);
+    cute::get<2>(lin.op_2.dCol) = p->stride_bias;
+    args.epilogue.thread.op_1 = {p->act, has_c ? beta : 0.0f};
     args.hw_info.device_id = p->device;
     args.hw_info.sm_count = p->sm_count;
     return args;

@@ -38,14 +38,17 @@ __device__ __noinline__ act_frag<N> activate_frag(act_frag<N> x, int act) {
   return x;
 }
 
-/* The epilogue's root node: passes the linear combination through and
- * applies gko's activation (chosen at run time; ACC: the accurate GELU,
- * for f32 D) to each register subtile in reduce(). */
+/* The epilogue's root node, over one child x = alpha * acc + bias:
+ * act(x + beta * C), with gko's activation chosen at run time (ACC: the
+ * accurate GELU, for f32 D) applied to each register subtile in reduce().
+ * C is loaded and converted only where beta != 0: CUTLASS's own
+ * beta * C node converts and multiplies the cleared C even at beta = 0. */
 template <bool ACC>
 struct act_node : cutlass::epilogue::fusion::Sm90VisitorImpl<> {
   struct SharedStorage {};
   struct Arguments {
-    int act; /* gemm_sm90.h's act */
+    int act;    /* gemm_sm90.h's act */
+    float beta; /* 0: C is not read */
   };
   using Params = Arguments;
 
@@ -73,15 +76,30 @@ struct act_node : cutlass::epilogue::fusion::Sm90VisitorImpl<> {
   CUTLASS_HOST_DEVICE act_node(Params const &p, SharedStorage const &) : params(p) {}
   Params const params;
 
+  CUTLASS_DEVICE bool is_C_load_needed() const { return params.beta != 0.0f; }
+  CUTLASS_DEVICE bool is_producer_load_needed() const { return is_C_load_needed(); }
+
+  template <class SrcTensor>
   struct ConsumerStoreCallbacks : cutlass::epilogue::fusion::EmptyConsumerStoreCallbacks {
-    CUTLASS_DEVICE explicit ConsumerStoreCallbacks(int a) : act(a) {}
+    CUTLASS_DEVICE ConsumerStoreCallbacks(SrcTensor const &c, int a, float b)
+        : tCrC(c), act(a), beta(b) {}
+    SrcTensor const &tCrC; /* this thread's C subtile, (CPY, CPY_M, CPY_N) */
     int act;
+    float beta;
 
     template <typename ElementAccumulator, typename ElementInput, int FragmentSize>
     CUTLASS_DEVICE cutlass::Array<float, FragmentSize> visit(
-        cutlass::Array<ElementAccumulator, FragmentSize> const &, int, int, int,
+        cutlass::Array<ElementAccumulator, FragmentSize> const &, int epi_v, int, int,
         cutlass::Array<ElementInput, FragmentSize> const &x) {
-      return cutlass::NumericArrayConverter<float, ElementInput, FragmentSize>{}(x);
+      auto r = cutlass::NumericArrayConverter<float, ElementInput, FragmentSize>{}(x);
+      if (beta != 0.0f) {
+        using C = typename SrcTensor::value_type;
+        auto c = cutlass::NumericArrayConverter<float, C, FragmentSize>{}(
+            cute::recast<cutlass::Array<C, FragmentSize>>(tCrC)(epi_v));
+        CUTLASS_PRAGMA_UNROLL
+        for (int j = 0; j < FragmentSize; j++) r[j] = fmaf(beta, c[j], r[j]);
+      }
+      return r;
     }
 
     template <class STensor, class SyncFn, class VTensor>
@@ -113,8 +131,9 @@ struct act_node : cutlass::epilogue::fusion::Sm90VisitorImpl<> {
 
   template <bool ReferenceSrc, class... Args>
   CUTLASS_DEVICE auto get_consumer_store_callbacks(
-      cutlass::epilogue::fusion::ConsumerStoreArgs<Args...> const &) {
-    return ConsumerStoreCallbacks(params.act);
+      cutlass::epilogue::fusion::ConsumerStoreArgs<Args...> const &args) {
+    using SrcTensor = cute::remove_cvref_t<decltype(args.tCrC)>;
+    return ConsumerStoreCallbacks<SrcTensor>(args.tCrC, params.act, params.beta);
   }
 };
 
