@@ -28,6 +28,13 @@ and bias+GELU-tanh; sm/lt < 1 is where SM90 is faster.  The last column
 names the backend AUTO's plan takes for each of the four.
 
     PYTHONPATH=python python3 python/bench/bench_gemm.py --epilogue-sweep [--json FILE]
+
+--linear-sweep (alone): the same shapes without GELU: the plain GEMM (x W^T
+and B [k, n]), bias, bias + ReLU and bias + residual (beta = 1, C its own
+tensor), each with cuBLASLt and SM90 forced; sm/lt < 1 is where SM90 is
+faster; the last column names the backend AUTO's plan takes for each.
+
+    PYTHONPATH=python python3 python/bench/bench_gemm.py --linear-sweep [--json FILE]
 """
 import math
 import argparse
@@ -224,6 +231,57 @@ def epilogue_sweep(h, rows, verbose):
             del x, y, w, wkn, bias
 
 
+# (key, epilogue, W's layout as in SWEEP_CASES, residual)
+LINEAR_CASES = (("plain", "none", True, False), ("plain_kn", "none", False, False),
+                ("bias", "bias", True, False), ("relu", "bias_relu", True, False),
+                ("res", "bias", True, True))
+
+
+def linear_sweep(h, rows, verbose):
+    """sm/lt: the SM90 plan's device time over cuBLASLt's for the epilogues
+    cuBLASLt fuses itself (and the plain GEMM in both layouts)."""
+    keys = [c[0] for c in LINEAR_CASES]
+    print("%-18s %-5s %7s %7s | %s | AUTO: %s" % (
+        "case", "dtype", "lt_us", "sm_us", " ".join("%8s" % k for k in keys), " ".join(keys)))
+    shapes = [(m, 4 * hid, hid) for hid in SWEEP_H for m in SWEEP_M]
+    shapes += [(q, q, q) for q in SWEEP_SQUARE]
+    for dname in ("f16", "bf16"):
+        dt = DT[dname]
+        for m, n, k in shapes:
+            w = (torch.randn(n, k, device="cuda") / math.sqrt(k)).to(dt)
+            wkn = w.t().contiguous()
+            bias = torch.randn(n, device="cuda").to(dt)
+            x = torch.randn(m, k, device="cuda").to(dt)
+            c = torch.randn(m, n, device="cuda").to(dt)
+            y = torch.empty(m, n, device="cuda", dtype=dt)
+            t, auto = {}, {}
+            for key, ep, wt, res in LINEAR_CASES:
+                bb = bias if ep != "none" else None
+                ww = w if wt else wkn
+                cc, beta = (c, 1.0) if res else (None, 0.0)
+                for tag, backend in (("lt", "cublaslt"), ("sm90", "sm90"), ("auto", "auto")):
+                    plan = gg.Plan(h, dt, dt, m, n, k, transb=wt, epilogue=ep, backend=backend)
+                    if verbose:
+                        print("# plan %s %s %dx%dx%d %s: %s" % (key, tag, m, n, k, dname,
+                                                                plan.describe()))
+                    if tag == "auto":
+                        auto[key] = backend_of(plan).split("+")[0]
+                    else:
+                        t["%s_%s" % (key, tag)] = device_time(
+                            lambda: plan.execute(x, ww, y, c=cc, bias=bb, beta=beta))
+                    plan.close()
+            r = dict(name="%dx%dx%d" % (m, n, k), dtype=dname, m=m, n=n, k=k,
+                     auto_backend=auto)
+            r.update(("%s_us" % key, v) for key, v in t.items())
+            rows.append(r)
+            print("%-18s %-5s %7.1f %7.1f | %s | %s" % (
+                r["name"], dname, t["plain_lt"], t["plain_sm90"],
+                " ".join("%7.2fx" % (t[q + "_sm90"] / t[q + "_lt"]) for q in keys),
+                " ".join(auto[q] for q in keys)))
+            sys.stdout.flush()
+            del x, y, w, wkn, bias, c
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="skip 8192^3")
@@ -232,6 +290,8 @@ def main():
     ap.add_argument("--verbose", action="store_true", help="print each plan's description")
     ap.add_argument("--epilogue-sweep", action="store_true",
                     help="only the fused-GELU sweep behind AUTO's epilogue rule")
+    ap.add_argument("--linear-sweep", action="store_true",
+                    help="only the plain / bias / ReLU / residual sweep, SM90 against cuBLASLt")
     args = ap.parse_args()
     torch.manual_seed(0)
     h = gko.Handle()
@@ -239,8 +299,8 @@ def main():
     print("# *_us: device time by CUDA-graph replay; *_lat: one call until done; "
           "ratio = torch / gko")
     rows = []
-    if args.epilogue_sweep:
-        epilogue_sweep(h, rows, args.verbose)
+    if args.epilogue_sweep or args.linear_sweep:
+        (epilogue_sweep if args.epilogue_sweep else linear_sweep)(h, rows, args.verbose)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(rows, f, indent=1)
