@@ -291,20 +291,30 @@ static gko_status_t sm90_execute(gko_gemm_plan_t plan, const gk_gemm_args *x) {
                                  p->bias_on_rows, x->stream);
 }
 
-/* AUTO's measured rule (docs/gemm.md "AUTO's rules"): GELU-erf fused in
- * the kernel, 16-bit D of the inputs' type, one batch, both operands with k
- * contiguous (x W^T), 768 <= k <= 1280, W with at least 4k rows (an FFN's
- * up-projection) and m n >= 2^23: there the fused kernel beat cuBLASLt
- * plus gko's pass in f16 and bf16; shorter or longer k, fewer outputs,
- * narrower W (qkv), B [k, n] and GELU-tanh (cuBLASLt fuses it) did not. */
+/* AUTO's measured rules (docs/gemm.md "AUTO's rules"), for an FFN's
+ * up-projection: 16-bit D of the inputs' type, one batch, W with at least 4k
+ * rows, m n >= 2^23, a bias (if any) per output feature, and
+ *  - GELU-erf fused, x W^T, 768 <= k <= 1280: faster than cuBLASLt plus
+ *    gko's pass in f16 and bf16 (H200, 2026-12-04);
+ *  - no activation or ReLU, x W^T, 384 <= k <= 1280, with at least 8192
+ *    tokens, or k <= 768 and m n >= 3 * 2^22; the plain GEMM also with
+ *    B [k, n] where k <= 1024: faster than cuBLASLt with its own fused
+ *    epilogue, plain, bias, ReLU and residual alike (H100, 2026-12-07).
+ * Fewer tokens at longer k, narrower W (qkv), k = 2048, GELU-tanh (which
+ * cuBLASLt fuses) and GELU-erf with B [k, n] did not win. */
 static int sm90_auto_first(gko_handle_t h, const gk_gemm_problem *p) {
   (void)h;
-  if ((p->epilogue >> 1) != 2 || p->fusion == GKO_GEMM_FUSION_NEVER) return 0;
-  if ((p->epilogue & 1) && !p->bias_on_rows) return 0; /* would run in gko's pass */
+  const int act = p->epilogue >> 1;
+  const int64_t outputs = p->ml * p->nl; /* ml: W's rows (features), nl: tokens */
   if (p->cd_dtype != p->ab_dtype || p->batch != 1) return 0;
-  if (p->opa_l != 1 || p->opb_l != 0) return 0;
-  return p->k >= 768 && p->k <= 1280 && p->ml >= 4 * p->k &&
-         p->ml * p->nl >= ((int64_t)1 << 23);
+  if ((p->epilogue & 1) && !p->bias_on_rows) return 0; /* would run in gko's pass */
+  if (p->opb_l != 0 || p->ml < 4 * p->k || outputs < ((int64_t)1 << 23)) return 0;
+  const int xwt = p->opa_l == 1; /* W [n, k]; else B [k, n] */
+  if (act == 2)
+    return xwt && p->fusion != GKO_GEMM_FUSION_NEVER && p->k >= 768 && p->k <= 1280;
+  if (act == 3 || (!xwt && (p->epilogue != 0 || p->k > 1024))) return 0;
+  return p->k >= 384 && p->k <= 1280 &&
+         (p->nl >= 8192 || (p->k <= 768 && outputs >= ((int64_t)3 << 22)));
 }
 
 const gk_gemm_backend gk_gemm_sm90_backend = {
@@ -315,10 +325,11 @@ const gk_gemm_backend gk_gemm_sm90_backend = {
     .plans_empty = 0,
     .supports = sm90_supports,
     .auto_first = sm90_auto_first,
-    .auto_first_why = "AUTO: SM90 before cuBLASLt (its rule: GELU-erf fused, 16-bit D, one "
-                      "batch, x W^T, 768 <= k <= 1280, W of >= 4k rows, m n >= 2^23; "
-                      "measured faster than cuBLASLt plus gko's pass on the H200, "
-                      "docs/gemm.md)",
+    .auto_first_why = "AUTO: SM90 before cuBLASLt (its rules for an FFN up-projection: "
+                      "16-bit D, one batch, W of >= 4k rows, m n >= 2^23; GELU-erf fused "
+                      "with x W^T and 768 <= k <= 1280, or no activation or ReLU with "
+                      "384 <= k <= 1280 and >= 8192 tokens or k <= 768 and m n >= 3 * 2^22; "
+                      "measured faster than cuBLASLt, docs/gemm.md)",
     .plan = sm90_plan,
     .execute = sm90_execute,
     .destroy = sm90_destroy,
