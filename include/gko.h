@@ -402,10 +402,12 @@ typedef enum gko_gemm_backend_e {
    * or first where gko's decode kernel was measured faster (on sm_90+: the
    * weights promised static by GKO_GEMM_ATTR_STATIC_OPERANDS, min(m, n) <=
    * 8, 4096 <= weight rows <= k, k contiguous in both operands); SM90 first
-   * where its fused GELU-erf was measured faster than cuBLASLt plus gko's
-   * GELU pass (an FFN up-projection: x W^T, 16-bit D of the inputs' type,
-   * one batch, 768 <= k <= 1280, W of at least 4k rows, m n >= 2^23);
-   * docs/gemm.md lists the rules.  With GKO_GEMM_ATTR_AUTOTUNE
+   * for an FFN up-projection where it was measured faster (16-bit D of the
+   * inputs' type, one batch, W of at least 4k rows, m n >= 2^23; GELU-erf
+   * fused with x W^T and 768 <= k <= 1280; no activation or ReLU with
+   * 384 <= k <= 1280 and at least 8192 tokens, or k <= 768 and
+   * m n >= 3 * 2^22, x W^T, or B [k, n] for the plain GEMM up to
+   * k = 1024); docs/gemm.md lists the rules.  With GKO_GEMM_ATTR_AUTOTUNE
    * the fastest, timed */
   GKO_GEMM_BACKEND_AUTO = 0,
   /* cuBLASLt Tensor-Core (or SIMT) kernels; m, n, k and INVARIANT's R at
@@ -431,8 +433,8 @@ typedef enum gko_gemm_backend_e {
    * dimensions and batch strides, and rows of contiguous data a multiple of
    * 16 bytes long: otherwise (or with ALIGNMENT < 16) NOT_SUPPORTED.  An
    * A, B, C or D pointer less aligned at execute: INVALID_VALUE before
-   * anything runs (AUTO plans that chose this backend -- by its GELU-erf
-   * rule, under AUTOTUNE, or where cuBLASLt and WMMA declined -- run
+   * anything runs (AUTO plans that chose this backend -- by its rules,
+   * under AUTOTUNE, or where cuBLASLt and WMMA declined -- run
    * cuBLASLt's plan of the same problem instead, WMMA's where cuBLASLt has
    * none); a bias less aligned runs in gko's pass (FUSION_REQUIRED:
    * INVALID_VALUE).
