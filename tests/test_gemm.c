@@ -2197,6 +2197,7 @@ Test(gemm, auto_takes_sm90_where_measured_faster, .timeout = 600) {
       {GKO_DTYPE_BF16, GKO_DTYPE_BF16, 2048, 4096, 1024, 1, GKO_EPILOGUE_BIAS_GELU_ERF, 1, 0, 1, 3},
       {GKO_DTYPE_F16, GKO_DTYPE_F16, 4096, 3072, 768, 1, GKO_EPILOGUE_BIAS_GELU_ERF, 1,
        GKO_GEMM_FUSION_REQUIRED, 1, 1},
+      {GKO_DTYPE_F16, GKO_DTYPE_F16, 4096, 3072, 768, 1, GKO_EPILOGUE_BIAS_RELU, 1, 0, 1, 1},
   };
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
     gcase c = gc_default(cs[i].ab, cs[i].cd, cs[i].m, cs[i].n, cs[i].k);
