@@ -56,6 +56,7 @@ SHAPES = [("bert_qkv", 4096, 2304, 768), ("bert_proj", 4096, 768, 768),
           ("k1027", 4096, 4096, 1027), ("odd1000", 1000, 1000, 1000)]
 
 DT = {"f16": torch.float16, "bf16": torch.bfloat16, "tf32": torch.float32}
+DT_NAME = {torch.float16: "f16", torch.bfloat16: "bf16"}
 
 
 def max_err(y, ref_fn, m, rows=16):
@@ -178,6 +179,38 @@ SWEEP_CASES = (("erf", "bias_gelu_erf", True),
                ("tanh", "bias_gelu_tanh", True))
 
 
+def sweep_operands():
+    """The sweeps' problems, both dtypes: (dtype name, dtype, m, n, k, x [m, k],
+    W [n, k], the same W stored [k, n], a bias [n], y [m, n])."""
+    shapes = [(m, 4 * hid, hid) for hid in SWEEP_H for m in SWEEP_M]
+    shapes += [(q, q, q) for q in SWEEP_SQUARE]
+    for dname in ("f16", "bf16"):
+        dt = DT[dname]
+        for m, n, k in shapes:
+            w = (torch.randn(n, k, device="cuda") / math.sqrt(k)).to(dt)
+            yield (dname, dt, m, n, k, torch.randn(m, k, device="cuda").to(dt), w,
+                   w.t().contiguous(), torch.randn(n, device="cuda").to(dt),
+                   torch.empty(m, n, device="cuda", dtype=dt))
+
+
+def time_forced(h, dt, m, n, k, wt, ep, run, t, auto, key, verbose, after_sm90=None):
+    """t[key_lt], t[key_sm90]: device time of run(plan) with cuBLASLt and SM90
+    forced (after_sm90(plan) then runs once on the SM90 plan); auto[key]: the
+    backend AUTO's plan takes."""
+    for tag, backend in (("lt", "cublaslt"), ("sm90", "sm90"), ("auto", "auto")):
+        plan = gg.Plan(h, dt, dt, m, n, k, transb=wt, epilogue=ep, backend=backend)
+        if verbose:
+            print("# plan %s %s %dx%dx%d %s: %s" % (key, tag, m, n, k, DT_NAME[dt],
+                                                    plan.describe()))
+        if tag == "auto":
+            auto[key] = backend_of(plan).split("+")[0]
+        else:
+            t["%s_%s" % (key, tag)] = device_time(lambda: run(plan))
+        if tag == "sm90" and after_sm90:
+            after_sm90(plan)
+        plan.close()
+
+
 def epilogue_sweep(h, rows, verbose):
     """sm/lt: the SM90 plan's device time over cuBLASLt's (plus gko's pass
     for GELU-erf) for bias+GELU-erf (x W^T; without the bias; with B [k, n])
@@ -185,50 +218,34 @@ def epilogue_sweep(h, rows, verbose):
     print("%-18s %-5s %7s | %7s %7s %6s | %6s %6s | %7s %7s %6s | %8s  %s" % (
         "case", "dtype", "plain", "erf_lt", "erf_sm", "sm/lt", "nobias", "B[k,n]",
         "tnh_lt", "tnh_sm", "sm/lt", "sm90_err", "AUTO: erf nobias B[k,n] tanh"))
-    shapes = [(m, 4 * hid, hid) for hid in SWEEP_H for m in SWEEP_M]
-    shapes += [(q, q, q) for q in SWEEP_SQUARE]
-    for dname in ("f16", "bf16"):
-        dt = DT[dname]
-        for m, n, k in shapes:
-            w = (torch.randn(n, k, device="cuda") / math.sqrt(k)).to(dt)
-            wkn = w.t().contiguous()
-            bias = torch.randn(n, device="cuda").to(dt)
-            x = torch.randn(m, k, device="cuda").to(dt)
-            y = torch.empty(m, n, device="cuda", dtype=dt)
-            plan = gg.Plan(h, dt, dt, m, n, k, transb=True, backend="cublaslt")
-            t = {"plain": device_time(lambda: plan.execute(x, w, y))}
-            plan.close()
-            err, auto = None, {}
-            for key, ep, wt in SWEEP_CASES:
-                bb = bias if ep.startswith("bias") else None
-                ww = w if wt else wkn
-                for tag, backend in (("lt", "cublaslt"), ("sm90", "sm90"), ("auto", "auto")):
-                    plan = gg.Plan(h, dt, dt, m, n, k, transb=wt, epilogue=ep, backend=backend)
-                    if verbose:
-                        print("# plan %s %s %dx%dx%d %s: %s" % (key, tag, m, n, k, dname,
-                                                                plan.describe()))
-                    if tag == "auto":
-                        auto[key] = backend_of(plan).split("+")[0]
-                    else:
-                        t["%s_%s" % (key, tag)] = device_time(
-                            lambda: plan.execute(x, ww, y, bias=bb))
-                    if key == "erf" and tag == "sm90":
-                        plan.execute(x, w, y, bias=bias)
-                        err = max_err(y, lambda i: F.gelu(x[i].double() @ w.double().t()
-                                                          + bias.double()), m)
-                    plan.close()
-            r = dict(name="%dx%dx%d" % (m, n, k), dtype=dname, m=m, n=n, k=k,
-                     sm90_erf_max_rel_err=err, auto_backend=auto)
-            r.update(("%s_us" % key, v) for key, v in t.items())
-            rows.append(r)
-            q = lambda a: t[a + "_sm90"] / t[a + "_lt"]  # noqa: E731
-            print("%-18s %-5s %7.1f | %7.1f %7.1f %5.2fx | %5.2fx %5.2fx | %7.1f %7.1f %5.2fx | "
-                  "%8.1e  %s" % (r["name"], dname, t["plain"], t["erf_lt"], t["erf_sm90"],
-                                 q("erf"), q("erf_nobias"), q("erf_kn"), t["tanh_lt"],
-                                 t["tanh_sm90"], q("tanh"), err,
-                                 " ".join(auto[c[0]] for c in SWEEP_CASES)))
-            sys.stdout.flush()
-            del x, y, w, wkn, bias
+    for dname, dt, m, n, k, x, w, wkn, bias, y in sweep_operands():
+        plan = gg.Plan(h, dt, dt, m, n, k, transb=True, backend="cublaslt")
+        t = {"plain": device_time(lambda: plan.execute(x, w, y))}
+        plan.close()
+        err, auto = [None], {}
+
+        def check(plan):
+            plan.execute(x, w, y, bias=bias)
+            err[0] = max_err(y, lambda i: F.gelu(x[i].double() @ w.double().t()
+                                                 + bias.double()), m)
+
+        for key, ep, wt in SWEEP_CASES:
+            bb = bias if ep.startswith("bias") else None
+            ww = w if wt else wkn
+            time_forced(h, dt, m, n, k, wt, ep, lambda p: p.execute(x, ww, y, bias=bb), t,
+                        auto, key, verbose, check if key == "erf" else None)
+        r = dict(name="%dx%dx%d" % (m, n, k), dtype=dname, m=m, n=n, k=k,
+                 sm90_erf_max_rel_err=err[0], auto_backend=auto)
+        r.update(("%s_us" % key, v) for key, v in t.items())
+        rows.append(r)
+        q = lambda a: t[a + "_sm90"] / t[a + "_lt"]  # noqa: E731
+        print("%-18s %-5s %7.1f | %7.1f %7.1f %5.2fx | %5.2fx %5.2fx | %7.1f %7.1f %5.2fx | "
+              "%8.1e  %s" % (r["name"], dname, t["plain"], t["erf_lt"], t["erf_sm90"],
+                             q("erf"), q("erf_nobias"), q("erf_kn"), t["tanh_lt"],
+                             t["tanh_sm90"], q("tanh"), err[0],
+                             " ".join(auto[c[0]] for c in SWEEP_CASES)))
+        sys.stdout.flush()
+        del x, y, w, wkn, bias
 
 
 # (key, epilogue, W's layout as in SWEEP_CASES, residual)
@@ -243,43 +260,25 @@ def linear_sweep(h, rows, verbose):
     keys = [c[0] for c in LINEAR_CASES]
     print("%-18s %-5s %7s %7s | %s | AUTO: %s" % (
         "case", "dtype", "lt_us", "sm_us", " ".join("%8s" % k for k in keys), " ".join(keys)))
-    shapes = [(m, 4 * hid, hid) for hid in SWEEP_H for m in SWEEP_M]
-    shapes += [(q, q, q) for q in SWEEP_SQUARE]
-    for dname in ("f16", "bf16"):
-        dt = DT[dname]
-        for m, n, k in shapes:
-            w = (torch.randn(n, k, device="cuda") / math.sqrt(k)).to(dt)
-            wkn = w.t().contiguous()
-            bias = torch.randn(n, device="cuda").to(dt)
-            x = torch.randn(m, k, device="cuda").to(dt)
-            c = torch.randn(m, n, device="cuda").to(dt)
-            y = torch.empty(m, n, device="cuda", dtype=dt)
-            t, auto = {}, {}
-            for key, ep, wt, res in LINEAR_CASES:
-                bb = bias if ep != "none" else None
-                ww = w if wt else wkn
-                cc, beta = (c, 1.0) if res else (None, 0.0)
-                for tag, backend in (("lt", "cublaslt"), ("sm90", "sm90"), ("auto", "auto")):
-                    plan = gg.Plan(h, dt, dt, m, n, k, transb=wt, epilogue=ep, backend=backend)
-                    if verbose:
-                        print("# plan %s %s %dx%dx%d %s: %s" % (key, tag, m, n, k, dname,
-                                                                plan.describe()))
-                    if tag == "auto":
-                        auto[key] = backend_of(plan).split("+")[0]
-                    else:
-                        t["%s_%s" % (key, tag)] = device_time(
-                            lambda: plan.execute(x, ww, y, c=cc, bias=bb, beta=beta))
-                    plan.close()
-            r = dict(name="%dx%dx%d" % (m, n, k), dtype=dname, m=m, n=n, k=k,
-                     auto_backend=auto)
-            r.update(("%s_us" % key, v) for key, v in t.items())
-            rows.append(r)
-            print("%-18s %-5s %7.1f %7.1f | %s | %s" % (
-                r["name"], dname, t["plain_lt"], t["plain_sm90"],
-                " ".join("%7.2fx" % (t[q + "_sm90"] / t[q + "_lt"]) for q in keys),
-                " ".join(auto[q] for q in keys)))
-            sys.stdout.flush()
-            del x, y, w, wkn, bias, c
+    for dname, dt, m, n, k, x, w, wkn, bias, y in sweep_operands():
+        c = torch.randn(m, n, device="cuda").to(dt)
+        t, auto = {}, {}
+        for key, ep, wt, res in LINEAR_CASES:
+            bb = bias if ep != "none" else None
+            ww = w if wt else wkn
+            cc, beta = (c, 1.0) if res else (None, 0.0)
+            time_forced(h, dt, m, n, k, wt, ep,
+                        lambda p: p.execute(x, ww, y, c=cc, bias=bb, beta=beta), t, auto, key,
+                        verbose)
+        r = dict(name="%dx%dx%d" % (m, n, k), dtype=dname, m=m, n=n, k=k, auto_backend=auto)
+        r.update(("%s_us" % key, v) for key, v in t.items())
+        rows.append(r)
+        print("%-18s %-5s %7.1f %7.1f | %s | %s" % (
+            r["name"], dname, t["plain_lt"], t["plain_sm90"],
+            " ".join("%7.2fx" % (t[q + "_sm90"] / t[q + "_lt"]) for q in keys),
+            " ".join(auto[q] for q in keys)))
+        sys.stdout.flush()
+        del x, y, w, wkn, bias, c
 
 
 def main():
