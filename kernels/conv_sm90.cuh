@@ -42,17 +42,11 @@ struct conv_64x64 {
 template <class T, class Tile>
 struct conv_tree {
   static constexpr int kAlign = 16 / (int)sizeof(T);
-  static constexpr auto RN = cutlass::FloatRoundStyle::round_to_nearest;
-  template <class... Ch>
-  using fma_node = cutlass::epilogue::fusion::Sm90EVT<
-      cutlass::epilogue::fusion::Sm90Compute<cutlass::homogeneous_multiply_add, float, float, RN>,
-      Ch...>;
-  using scalar = cutlass::epilogue::fusion::Sm90ScalarBroadcast<float, Stride<_0, _0, int64_t>>;
   /* bias[k]: one value per output channel, the GEMM's column */
   using bias_row = cutlass::epilogue::fusion::Sm90RowBroadcast<0, Tile, T, float,
                                                                Stride<_0, _1, int64_t>, kAlign>;
   using Fusion = cutlass::epilogue::fusion::Sm90EVT<
-      act_node<false>, fma_node<scalar, cutlass::epilogue::fusion::Sm90AccFetch, bias_row>>;
+      act_node<false>, fma_node<scalar_node, cutlass::epilogue::fusion::Sm90AccFetch, bias_row>>;
 
   /* op_0 alpha * acc + bias (alpha, acc, bias), op_1 the root: beta * z
    * and the activation; without z, beta is 0 and z is not read */

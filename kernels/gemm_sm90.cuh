@@ -83,13 +83,9 @@ struct gemm {
   /* act(alpha * acc + bias[row] + beta * C) */
   using Fusion = cutlass::epilogue::fusion::Sm90EVT<
       act_node<cute::is_same_v<CD, float>>,
-      cutlass::epilogue::fusion::Sm90EVT<
-          cutlass::epilogue::fusion::Sm90Compute<cutlass::homogeneous_multiply_add, float,
-                                                 float, cutlass::FloatRoundStyle::round_to_nearest>,
-          cutlass::epilogue::fusion::Sm90ScalarBroadcast<float, Stride<_0, _0, int64_t>>,
-          cutlass::epilogue::fusion::Sm90AccFetch,
-          cutlass::epilogue::fusion::Sm90ColBroadcast<0, typename Cfg::Tile, CD, float,
-                                                      Stride<_1, _0, int64_t>, kAlignCD>>>;
+      fma_node<scalar_node, cutlass::epilogue::fusion::Sm90AccFetch,
+               cutlass::epilogue::fusion::Sm90ColBroadcast<0, typename Cfg::Tile, CD, float,
+                                                           Stride<_1, _0, int64_t>, kAlignCD>>>;
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, typename Cfg::Tile,
       typename Cfg::Cluster, typename Cfg::EpiTile, float, float, CD,

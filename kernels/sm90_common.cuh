@@ -38,6 +38,16 @@ __device__ __noinline__ act_frag<N> activate_frag(act_frag<N> x, int act) {
   return x;
 }
 
+/* The pieces of the child alpha * acc + bias: an FMA node over its
+ * children, and a run-time f32 scalar (alpha). */
+template <class... Ch>
+using fma_node = cutlass::epilogue::fusion::Sm90EVT<
+    cutlass::epilogue::fusion::Sm90Compute<cutlass::homogeneous_multiply_add, float, float,
+                                           cutlass::FloatRoundStyle::round_to_nearest>,
+    Ch...>;
+using scalar_node = cutlass::epilogue::fusion::Sm90ScalarBroadcast<
+    float, cute::Stride<cute::_0, cute::_0, int64_t>>;
+
 /* The epilogue's root node, over one child x = alpha * acc + bias:
  * act(x + beta * C), with gko's activation chosen at run time (ACC: the
  * accurate GELU, for f32 D) applied to each register subtile in reduce().
