@@ -48,6 +48,7 @@ check on every call).  1e5 calls per figure, the best of 5 repetitions.
 """
 import argparse
 import ctypes
+import importlib
 import json
 import os
 import statistics
@@ -318,6 +319,13 @@ def gpu(args):
     print("# stream query: %s" % ("torch._C._cuda_getCurrentRawStream"
                                   if hasattr(torch._C, "_cuda_getCurrentRawStream")
                                   else "torch.cuda.current_stream().cuda_stream"))
+    try:
+        importlib.import_module("gko._fastcall")
+        binding = "gko._fastcall"
+    except ImportError:
+        binding = ("ctypes: gko._fastcall is not importable (build it with make, "
+                   "python/gko/_fastcall.c), so the Python rows pay ctypes' argument conversion")
+    print("# binding: %s" % binding)
     if c_note:
         print("# " + c_note)
     if inproc:
