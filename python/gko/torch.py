@@ -12,7 +12,11 @@ graphs (the ops only enqueue work on torch's current stream).
     conv = gt.Conv2d.from_torch(nn_conv, activation="relu")
 
 The operators are torch.ops.gko.linear, .gelu, .conv2d and .spmm (CUDA
-tensors).  Plans are made on the first call of a shape and cached with one
+tensors).  In eager code that records no gradient (and with no
+torch.compile, dispatch or torch-function mode around), the functions call
+the operators' CUDA implementation directly instead of through torch's
+custom-op dispatch, which would cost tens of µs per call; the result is the
+same.  Plans are made on the first call of a shape and cached with one
 gko handle per device; a plan evicted from a full cache is kept (retired),
 not closed, since a captured CUDA graph or another thread may still use it.
 clear_cache() closes them all: a captured CUDA graph must not outlive the
@@ -30,6 +34,7 @@ pre-activation recomputed); spmm has none.
 
 Importing gko does not import torch; this module does.
 """
+import os
 import threading
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
@@ -63,6 +68,37 @@ _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 if _raw_stream is None:
     def _raw_stream(index):
         return torch.cuda.current_stream(index).cuda_stream
+
+# The eager fast path.  Where the custom operator would only hand its
+# tensors to the CUDA implementation -- plain CUDA tensors, no gradient to
+# record, nothing tracing or intercepting the call -- linear, gelu, conv2d
+# and spmm call that implementation themselves and skip torch's custom-op
+# dispatch, which costs tens of µs of host time per call (docs/
+# performance.md).  torch.compile, torch.export, autograd, functorch
+# transforms, FakeTensor and dispatch modes see the operator.
+# GKO_TORCH_DIRECT=0 turns the fast path off.
+_is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+_function_mode = getattr(torch._C, "_is_torch_function_mode_enabled", None)
+_dispatch_modes = getattr(torch._C, "_len_torch_dispatch_stack", None)
+_functorch_wrapped = getattr(getattr(torch._C, "_functorch", None),
+                             "is_functorch_wrapped_tensor", None)
+_DIRECT = (os.environ.get("GKO_TORCH_DIRECT", "1") != "0" and
+           None not in (_is_compiling, _function_mode, _dispatch_modes, _functorch_wrapped))
+
+
+def _direct(*ts: Optional[Tensor]) -> bool:
+    """Whether a call on tensors ts (None: absent) may bypass the operator:
+    dense CUDA tensors of the Tensor class itself, none of them needing a
+    gradient recorded, no compile, torch-function or dispatch mode active."""
+    if not _DIRECT or _is_compiling() or _function_mode() or _dispatch_modes():
+        return False
+    grad = torch.is_grad_enabled()
+    for t in ts:
+        if t is not None and (type(t) is not Tensor or not t.is_cuda or
+                              t.layout is not torch.strided or (grad and t.requires_grad) or
+                              _functorch_wrapped(t)):
+            return False
+    return True
 
 
 def _handle(dev):
@@ -186,18 +222,23 @@ def _linear_cuda(x, weight, bias, activation, backend):
     if weight.dtype != x.dtype or (bias is not None and bias.dtype != x.dtype):
         raise ValueError("x, weight and bias must have one dtype (got %s, %s, %s)"
                          % (x.dtype, weight.dtype, None if bias is None else bias.dtype))
-    m = 1
-    for d in x.shape[:-1]:
-        m *= d
-    x2 = x.reshape(m, k)
-    if not x2.is_contiguous():
-        x2 = x2.contiguous()
+    if x.dim() == 2:  # no reshape and view: a few µs of host time per call
+        m = x.shape[0]
+        x2 = x if x.is_contiguous() else x.contiguous()
+        y = y2 = torch.empty((m, n), dtype=x.dtype, device=x.device)
+    else:
+        m = 1
+        for d in x.shape[:-1]:
+            m *= d
+        x2 = x.reshape(m, k)
+        if not x2.is_contiguous():
+            x2 = x2.contiguous()
+        y = torch.empty((*x.shape[:-1], n), dtype=x.dtype, device=x.device)
+        y2 = y.view(m, n)
     w = weight if weight.is_contiguous() else weight.contiguous()
     b = bias if bias is None or bias.is_contiguous() else bias.contiguous()
-    y = torch.empty((*x.shape[:-1], n), dtype=x.dtype, device=x.device)
     if m == 0 or n == 0:
         return y
-    y2 = y.view(m, n)
     dev = x.get_device()
     ep = _ACT[activation] * 2 + (1 if b is not None else 0)
     al = _align(x2, w, y2, b)
@@ -254,7 +295,10 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] =
     "gelu_tanh") in one gko GEMM with a fused epilogue.  x [..., k], weight
     [n, k], bias [n], all one dtype (f32, f16, bf16) on one CUDA device.
     backend: "auto", "cublaslt", "wmma" or "sm90" (gko.gemm.Backend)."""
-    return torch.ops.gko.linear(x, weight, bias, _act_name(activation), _backend(backend))
+    act, be = _act_name(activation), _backend(backend)
+    if _direct(x, weight, bias):
+        return _on_device(x.get_device(), _linear_cuda, x, weight, bias, act, be)
+    return torch.ops.gko.linear(x, weight, bias, act, be)
 
 
 _BACKENDS = ("auto", "cublaslt", "wmma", "sm90")
@@ -377,7 +421,10 @@ def gelu(x: torch.Tensor, approximate: str = "none") -> torch.Tensor:
     x's memory format; other strides give a contiguous result."""
     if approximate not in _APPROX:
         raise ValueError("approximate must be 'none' or 'tanh', not %r" % (approximate,))
-    return torch.ops.gko.gelu(x, "none" if approximate == "erf" else approximate)
+    approximate = "none" if approximate == "erf" else approximate
+    if _direct(x):
+        return _on_device(x.get_device(), _gelu_cuda, x, approximate)
+    return torch.ops.gko.gelu(x, approximate)
 
 
 class GELU(torch.nn.Module):
@@ -503,9 +550,11 @@ def conv2d(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] =
     the weight is brought to the same format."""
     if isinstance(padding, str):
         raise ValueError("gko.torch.conv2d takes padding as numbers, not %r" % padding)
-    return torch.ops.gko.conv2d(x, weight, bias, _pair(stride, "stride"),
-                                _pair(padding, "padding"), _pair(dilation, "dilation"),
-                                int(groups), _act_name(activation))
+    args = (x, weight, bias, _pair(stride, "stride"), _pair(padding, "padding"),
+            _pair(dilation, "dilation"), int(groups), _act_name(activation))
+    if _direct(x, weight, bias):
+        return _on_device(x.get_device(), _conv_cuda, *args)
+    return torch.ops.gko.conv2d(*args)
 
 
 class Conv2d(torch.nn.Conv2d):
@@ -605,4 +654,7 @@ def spmm(a: Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor, torch.Tensor, 
         crow, col, values, shape = a.crow_indices(), a.col_indices(), a.values(), a.shape
     else:
         crow, col, values, shape = a
-    return torch.ops.gko.spmm(crow, col, values, int(shape[0]), int(shape[1]), b)
+    args = (crow, col, values, int(shape[0]), int(shape[1]), b)
+    if _direct(crow, col, values, b):
+        return _on_device(b.get_device(), _spmm_cuda, *args)
+    return torch.ops.gko.spmm(*args)

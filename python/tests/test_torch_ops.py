@@ -288,6 +288,52 @@ class TorchOps(unittest.TestCase):
             torch.cuda.synchronize()
             self.assertLess(_rel(y, exact), 1e-5 if dt == torch.float32 else 3e-3)
 
+    def test_eager_calls_skip_the_dispatch_only_where_nothing_watches(self):
+        torch, gt = self.torch, self.gt
+        from torch.utils._python_dispatch import TorchDispatchMode
+        x = torch.randn(8, 32, device="cuda", dtype=torch.float16)
+        w = torch.randn(16, 32, device="cuda", dtype=torch.float16)
+        b = torch.randn(16, device="cuda", dtype=torch.float16)
+        on = gt._DIRECT  # False under GKO_TORCH_DIRECT=0
+        self.assertEqual(gt._direct(x, w, b), on)
+        self.assertEqual(gt._direct(x, w, None), on)
+        wg = w.clone().requires_grad_()
+        self.assertFalse(gt._direct(x, wg, b))  # autograd must record the operator
+        with torch.no_grad():
+            self.assertEqual(gt._direct(x, wg, b), on)
+        self.assertFalse(gt._direct(x.cpu(), w, b))
+        self.assertFalse(gt._direct(x, w.to_sparse(), b))
+        # the same plan through either way: the same bits
+        for act in ("none", "gelu"):
+            direct = gt.linear(x, w, b, act)
+            op = torch.ops.gko.linear(x, w, b, act, "auto")
+            torch.cuda.synchronize()
+            self.assertTrue(torch.equal(direct, op), act)
+
+        class Seen(TorchDispatchMode):
+            def __init__(self):
+                super().__init__()
+                self.ops = []
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                self.ops.append(str(func))
+                return func(*args, **(kwargs or {}))
+
+        # a dispatch mode sees gko's operators, as without the fast path
+        xc = torch.randn(2, 8, 9, 9, device="cuda", dtype=torch.float16)
+        with Seen() as mode:
+            self.assertFalse(gt._direct(x))
+            gt.linear(x, w, b, "relu")
+            gt.gelu(x)
+            gt.conv2d(xc, torch.randn(4, 8, 3, 3, device="cuda", dtype=torch.float16))
+        for op in ("gko.linear.default", "gko.gelu.default", "gko.conv2d.default"):
+            self.assertIn(op, mode.ops)
+        # and autograd records the operator: gradients flow
+        y = gt.linear(x, wg, b)
+        self.assertIsNotNone(y.grad_fn)
+        y.float().sum().backward()
+        self.assertLess(_rel(wg.grad, torch.ones(8, 16, device="cuda").t().mm(x.float())), 1e-3)
+
     def test_opcheck(self):
         torch = self.torch
         ops = torch.ops.gko
