@@ -74,23 +74,27 @@ if _raw_stream is None:
 # record, nothing tracing or intercepting the call -- linear, gelu, conv2d
 # and spmm call that implementation themselves and skip torch's custom-op
 # dispatch, which costs tens of µs of host time per call (docs/
-# performance.md).  torch.compile, torch.export, autograd, functorch
-# transforms, FakeTensor and dispatch modes see the operator.
+# performance.md).  torch.compile, torch.export, torch.jit.trace, autograd,
+# functorch transforms, FakeTensor and dispatch modes see the operator.
 # GKO_TORCH_DIRECT=0 turns the fast path off.
 _is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None)
 _function_mode = getattr(torch._C, "_is_torch_function_mode_enabled", None)
 _dispatch_modes = getattr(torch._C, "_len_torch_dispatch_stack", None)
 _functorch_wrapped = getattr(getattr(torch._C, "_functorch", None),
                              "is_functorch_wrapped_tensor", None)
+_jit_tracing = getattr(torch._C, "_get_tracing_state", None)
 _DIRECT = (os.environ.get("GKO_TORCH_DIRECT", "1") != "0" and
-           None not in (_is_compiling, _function_mode, _dispatch_modes, _functorch_wrapped))
+           None not in (_is_compiling, _function_mode, _dispatch_modes, _functorch_wrapped,
+                        _jit_tracing))
 
 
 def _direct(*ts: Optional[Tensor]) -> bool:
     """Whether a call on tensors ts (None: absent) may bypass the operator:
     dense CUDA tensors of the Tensor class itself, none of them needing a
-    gradient recorded, no compile, torch-function or dispatch mode active."""
-    if not _DIRECT or _is_compiling() or _function_mode() or _dispatch_modes():
+    gradient recorded, no compile, torch.jit trace, torch-function or
+    dispatch mode active."""
+    if (not _DIRECT or _is_compiling() or _function_mode() or _dispatch_modes() or
+            _jit_tracing() is not None):
         return False
     grad = torch.is_grad_enabled()
     for t in ts:

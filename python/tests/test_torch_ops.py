@@ -328,6 +328,10 @@ class TorchOps(unittest.TestCase):
             gt.conv2d(xc, torch.randn(4, 8, 3, 3, device="cuda", dtype=torch.float16))
         for op in ("gko.linear.default", "gko.gelu.default", "gko.conv2d.default"):
             self.assertIn(op, mode.ops)
+        # a torch.jit trace records the operator
+        traced = torch.jit.trace(lambda a: gt.linear(a, w, b), (x,))
+        self.assertIn("gko::linear", str(traced.graph))
+        self.assertTrue(torch.equal(traced(x), gt.linear(x, w, b)))
         # and autograd records the operator: gradients flow
         y = gt.linear(x, wg, b)
         self.assertIsNotNone(y.grad_fn)
