@@ -88,17 +88,20 @@ _DIRECT = (os.environ.get("GKO_TORCH_DIRECT", "1") != "0" and
                         _jit_tracing))
 
 
+_PLAIN = (Tensor, torch.nn.Parameter)  # Parameter turns __torch_function__ off: a Tensor
+
+
 def _direct(*ts: Optional[Tensor]) -> bool:
     """Whether a call on tensors ts (None: absent) may bypass the operator:
-    dense CUDA tensors of the Tensor class itself, none of them needing a
-    gradient recorded, no compile, torch.jit trace, torch-function or
-    dispatch mode active."""
+    dense CUDA tensors of the Tensor class itself (or nn.Parameter, so that
+    modules' weights qualify), none of them needing a gradient recorded, no
+    compile, torch.jit trace, torch-function or dispatch mode active."""
     if (not _DIRECT or _is_compiling() or _function_mode() or _dispatch_modes() or
             _jit_tracing() is not None):
         return False
     grad = torch.is_grad_enabled()
     for t in ts:
-        if t is not None and (type(t) is not Tensor or not t.is_cuda or
+        if t is not None and (type(t) not in _PLAIN or not t.is_cuda or
                               t.layout is not torch.strided or (grad and t.requires_grad) or
                               _functorch_wrapped(t)):
             return False

@@ -301,6 +301,12 @@ class TorchOps(unittest.TestCase):
         self.assertFalse(gt._direct(x, wg, b))  # autograd must record the operator
         with torch.no_grad():
             self.assertEqual(gt._direct(x, wg, b), on)
+        # a module's weights (nn.Parameter): direct where no gradient is recorded
+        wp = torch.nn.Parameter(w.clone())
+        self.assertFalse(gt._direct(x, wp, b))
+        with torch.no_grad():
+            self.assertEqual(gt._direct(x, wp, b), on)
+            self.assertTrue(torch.equal(gt.linear(x, wp, b), gt.linear(x, w, b)))
         self.assertFalse(gt._direct(x.cpu(), w, b))
         self.assertFalse(gt._direct(x, w.to_sparse(), b))
         # the same plan through either way: the same bits
