@@ -464,39 +464,44 @@ def gpu(args):
 
 
 def torch_ops(args):
-    """gko.torch.linear (eager: the direct call) and torch.ops.gko.linear
-    (through torch.library's dispatch) next to F.linear on x [m, k] and
-    W [n, k]: what the dispatch and the plan lookup add to the planned
-    call."""
+    """gko.torch.linear (eager: the direct call, after the first call of a
+    signature the remembered one), its checked direct call (argument
+    checks, plan lookup, Plan.execute: every call's path before calls were
+    remembered) and torch.ops.gko.linear (through torch.library's dispatch)
+    next to F.linear on x [m, k] and W [n, k]."""
     import torch
     import torch.nn.functional as F
     import gko.torch as gt
     from harness import device_time
-    print("# gko.torch.linear (eager: its direct call) and torch.ops.gko.linear (the custom "
-          "op's dispatch) vs F.linear, x [m, k] @ W[n, k]^T, f16, current stream; *_ovr: "
-          "latency - device time")
-    print("%-22s | %7s %7s | %7s %7s %7s | %7s %7s %7s | %6s %6s" % (
-        "case", "gko_dev", "tch_dev", "gko_lat", "op_lat", "tch_lat", "gko_ovr", "op_ovr",
-        "tch_ovr", "t/gko", "t/op"))
+    print("# gko.torch.linear (eager: its remembered direct call), its checked direct call "
+          "(chk) and torch.ops.gko.linear (the custom op's dispatch) vs F.linear, "
+          "x [m, k] @ W[n, k]^T, f16, current stream; *_ovr: latency - device time")
+    print("%-22s | %7s %7s | %7s %7s %7s %7s | %7s %7s %7s %7s | %6s %6s" % (
+        "case", "gko_dev", "tch_dev", "gko_lat", "chk_lat", "op_lat", "tch_lat", "gko_ovr",
+        "chk_ovr", "op_ovr", "tch_ovr", "t/gko", "t/op"))
     out = []
     for name, m, n, k in SHAPES:
         x = torch.randn(m, k, device="cuda").half()
         w = (torch.randn(n, k, device="cuda") / 8).half()
         sync = torch.cuda.current_stream().synchronize
         g_fn = lambda: gt.linear(x, w)  # noqa: E731
+        c_fn = lambda: gt._linear_cuda(x, w, None, "none", "auto")  # noqa: E731
         o_fn = lambda: torch.ops.gko.linear(x, w, None, "none", "auto")  # noqa: E731
         t_fn = lambda: F.linear(x, w)  # noqa: E731
         g_dev, t_dev = device_time(g_fn), device_time(t_fn)
-        g_lat, o_lat = lat_us(g_fn, sync, args.reps), lat_us(o_fn, sync, args.reps)
-        t_lat = lat_us(t_fn, sync, args.reps)
+        g_lat, c_lat = lat_us(g_fn, sync, args.reps), lat_us(c_fn, sync, args.reps)
+        o_lat, t_lat = lat_us(o_fn, sync, args.reps), lat_us(t_fn, sync, args.reps)
         r = dict(case="torch.linear %s %dx%dx%d" % (name, m, n, k), m=m, n=n, k=k,
                  gko_dev_us=g_dev, torch_dev_us=t_dev, direct_latency_us=g_lat,
-                 op_latency_us=o_lat, torch_latency_us=t_lat, direct_over_us=g_lat - g_dev,
+                 checked_latency_us=c_lat, op_latency_us=o_lat, torch_latency_us=t_lat,
+                 direct_over_us=g_lat - g_dev, checked_over_us=c_lat - g_dev,
                  op_over_us=o_lat - g_dev, torch_over_us=t_lat - t_dev)
         out.append(r)
-        print("%-22s | %7.1f %7.1f | %7.1f %7.1f %7.1f | %7.1f %7.1f %7.1f | %5.2fx %5.2fx" % (
-            r["case"][:22], g_dev, t_dev, g_lat, o_lat, t_lat, r["direct_over_us"],
-            r["op_over_us"], r["torch_over_us"], t_lat / g_lat, t_lat / o_lat))
+        print("%-22s | %7.1f %7.1f | %7.1f %7.1f %7.1f %7.1f | %7.1f %7.1f %7.1f %7.1f | "
+              "%5.2fx %5.2fx" % (
+                  r["case"][:22], g_dev, t_dev, g_lat, c_lat, o_lat, t_lat, r["direct_over_us"],
+                  r["checked_over_us"], r["op_over_us"], r["torch_over_us"], t_lat / g_lat,
+                  t_lat / o_lat))
         sys.stdout.flush()
         del x, w
     return out

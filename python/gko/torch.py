@@ -16,7 +16,9 @@ tensors).  In eager code that records no gradient (and with no
 torch.compile, dispatch or torch-function mode around), the functions call
 the operators' CUDA implementation directly instead of through torch's
 custom-op dispatch, which would cost tens of µs per call; the result is the
-same.  Plans are made on the first call of a shape and cached with one
+same.  linear and conv2d then remember the checked call, so the next one
+with the same shapes, strides, dtypes, devices, pointer alignment and
+options skips the checks and the plan lookup.  Plans are made on the first call of a shape and cached with one
 gko handle per device; a plan evicted from a full cache is kept (retired),
 not closed, since a captured CUDA graph or another thread may still use it.
 clear_cache() closes them all: a captured CUDA graph must not outlive the
@@ -86,6 +88,13 @@ _jit_tracing = getattr(torch._C, "_get_tracing_state", None)
 _DIRECT = (os.environ.get("GKO_TORCH_DIRECT", "1") != "0" and
            None not in (_is_compiling, _function_mode, _dispatch_modes, _functorch_wrapped,
                         _jit_tracing))
+# A direct call whose checks passed leaves its plan and foreign call under the
+# call's signature (shapes, strides, dtypes, devices, pointer alignment,
+# options); a later call of the same signature skips the checks and the plan
+# lookup: one dict lookup, the output's allocation and the foreign call.
+_functorch_active = getattr(torch._C, "_are_functorch_transforms_active", None)
+_cuda_device = getattr(torch._C, "_cuda_getDevice", None)
+_AGAIN = _DIRECT and None not in (_functorch_active, _cuda_device)
 
 
 _PLAIN = (Tensor, torch.nn.Parameter)  # Parameter turns __torch_function__ off: a Tensor
@@ -94,8 +103,9 @@ _PLAIN = (Tensor, torch.nn.Parameter)  # Parameter turns __torch_function__ off:
 def _direct(*ts: Optional[Tensor]) -> bool:
     """Whether a call on tensors ts (None: absent) may bypass the operator:
     dense CUDA tensors of the Tensor class itself (or nn.Parameter, so that
-    modules' weights qualify), none of them needing a gradient recorded, no
-    compile, torch.jit trace, torch-function or dispatch mode active."""
+    modules' weights qualify), none of them needing a gradient recorded or
+    a negation resolved (a neg view's memory holds -t), no compile,
+    torch.jit trace, torch-function or dispatch mode active."""
     if (not _DIRECT or _is_compiling() or _function_mode() or _dispatch_modes() or
             _jit_tracing() is not None):
         return False
@@ -103,9 +113,124 @@ def _direct(*ts: Optional[Tensor]) -> bool:
     for t in ts:
         if t is not None and (type(t) not in _PLAIN or not t.is_cuda or
                               t.layout is not torch.strided or (grad and t.requires_grad) or
-                              _functorch_wrapped(t)):
+                              t.is_neg() or _functorch_wrapped(t)):
             return False
     return True
+
+
+def _watched() -> bool:
+    """Whether something traces or intercepts calls: torch.compile, a
+    torch.jit trace, a torch-function or dispatch mode."""
+    return (_is_compiling() or _function_mode() or _dispatch_modes() or
+            _jit_tracing() is not None)
+
+
+class _Call:
+    """What a checked direct call leaves for the next call of its signature:
+    the plan (kept alive), its foreign call, the output's shape and memory
+    format, the pointers' alignment mask, and the workspace last used, as
+    (raw stream, pointer, bytes, tensor)."""
+    __slots__ = ("dev", "y", "mask", "plan", "fast", "addr", "p", "need", "ws")
+
+    def __init__(self, y, fmt, align, plan):
+        self.dev, self.mask, self.plan = y.get_device(), align - 1, plan
+        self.y = (tuple(y.shape), y.dtype, y.device, fmt)
+        self.fast, self.addr, self.p = plan._fast, plan._addr, plan._p.value
+        self.need = plan._need if plan._need is not None else plan.workspace_size
+        self.ws = None
+
+    def workspace(self, st):
+        """(st, pointer, bytes, tensor) of the workspace for stream st, or
+        None where (device, st) has none big enough yet (the checked path
+        makes it)."""
+        ws = self.ws
+        if ws is not None and ws[0] == st:
+            return ws
+        if self.need == 0:
+            ws = (st, None, 0, None)
+        else:
+            t = _WS.get((self.dev, st))
+            if t is None or t.numel() < self.need:
+                return None
+            ws = (st, t.data_ptr(), t.numel(), t)
+        self.ws = ws
+        return ws
+
+
+_CALLS = {}  # call signature -> _Call; cleared by clear_cache()
+
+
+def _call_key(x, weight, bias, options):
+    """(a call's signature, x's, weight's and bias's pointers).  The
+    signature holds what the checks and the plan depend on: shapes,
+    strides, dtypes, devices, the pointers' common alignment (up to 256
+    bytes) and the options as given (the operator's name first)."""
+    px, pw = x.data_ptr(), weight.data_ptr()
+    if bias is None:
+        pb, bkey, a = None, None, (px | pw) & 255
+    else:
+        pb = bias.data_ptr()
+        bkey = (bias.shape, bias.stride(), bias.dtype, bias.get_device(), bias.is_cuda)
+        a = (px | pw | pb) & 255
+    return ((x.shape, x.stride(), x.dtype, x.get_device(), x.is_cuda,
+             weight.shape, weight.stride(), weight.dtype, weight.get_device(), weight.is_cuda,
+             bkey, a & -a if a else 256, options), px, pw, pb)
+
+
+def _plain_option(v):
+    """Whether v compares by value and cannot change: None, str, int, or a
+    tuple of ints (not a subclass, list or tensor)."""
+    t = type(v)
+    return (v is None or t is str or t is int or
+            (t is tuple and all(type(e) is int for e in v)))
+
+
+def _remember(x, weight, bias, options, y, fmt, align, h, plan):
+    """After a checked direct call that used x, weight and bias as they are
+    and wrote a new y (memory format fmt) with handle h's plan for pointers
+    aligned to align bytes: the next call of its signature skips the
+    checks.  Not where an option could compare equal to another value
+    (subclasses, mutable objects), nor where clear_cache() ran meanwhile;
+    a signature already remembered keeps its call."""
+    if not all(_plain_option(v) for v in options):
+        return
+    key = _call_key(x, weight, bias, options)[0]
+    with _WS_LOCK:
+        if key in _CALLS or _HANDLES.get(y.get_device()) is not h or plan._p is None:
+            return
+        if len(_CALLS) >= _PLANS_MAX:
+            _CALLS.pop(next(iter(_CALLS)))
+        _CALLS[key] = _Call(y, fmt, align, plan)
+
+
+def _remembered(x, weight, bias, options):
+    """(call, x's, weight's and bias's pointers, workspace, y) for a call
+    whose signature a checked direct call remembered; None where this call
+    must take the checked path (a new signature, a gradient to record,
+    something watching, a neg view, another current device, no workspace
+    yet for this stream, an output less aligned than the plan's)."""
+    if (type(x) not in _PLAIN or type(weight) not in _PLAIN or
+            (bias is not None and type(bias) not in _PLAIN) or _watched() or
+            _functorch_active()):
+        return None
+    try:
+        key, px, pw, pb = _call_key(x, weight, bias, options)
+        c = _CALLS.get(key)
+    except Exception:  # noqa: BLE001 -- no strides or storage, unhashable options: checked path
+        return None
+    if (c is None or _cuda_device() != c.dev or x.is_neg() or weight.is_neg() or
+            (bias is not None and bias.is_neg()) or
+            (torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad or
+                                          (bias is not None and bias.requires_grad)))):
+        return None
+    ws = c.workspace(_raw_stream(c.dev))
+    if ws is None:
+        return None
+    shape, dtype, device, fmt = c.y
+    y = torch.empty(shape, dtype=dtype, device=device, memory_format=fmt)
+    if y.data_ptr() & c.mask:
+        return None
+    return c, px, pw, pb, ws, y
 
 
 def _handle(dev):
@@ -131,6 +256,7 @@ def clear_cache() -> None:
     only when no captured graph that ran gko.torch ops will be replayed
     again, and while no other thread is inside a gko.torch call."""
     with _WS_LOCK:
+        _CALLS.clear()
         hs = list(_HANDLES.values())
         _HANDLES.clear()
         for h in hs:
@@ -221,7 +347,25 @@ def _act_backward(activation, grad, y, pre):
 # linear: act(x @ weight.T + bias)
 # ---------------------------------------------------------------------------
 
-def _linear_cuda(x, weight, bias, activation, backend):
+def _linear_again(x, weight, bias, activation, backend):
+    """linear() for a call signature that a checked direct call remembered;
+    None where this call must take the checked path."""
+    r = _remembered(x, weight, bias, ("linear", activation, backend))
+    if r is None:
+        return None
+    c, px, pw, pb, ws, y = r
+    if c.fast is not None:
+        status = c.fast(c.addr, c.p, 1.0, px, pw, 0.0, None, y.data_ptr(), pb, ws[1], ws[2],
+                        ws[0])
+    else:
+        status = c.plan._fn(c.plan._p, 1.0, px, pw, 0.0, None, y.data_ptr(), pb, ws[1], ws[2],
+                            ws[0])
+    if status:
+        _check(status, "gko_gemm_execute")
+    return y
+
+
+def _linear_cuda(x, weight, bias, activation, backend, remember=None):
     k, n = x.shape[-1], weight.shape[0]
     if weight.dim() != 2 or weight.shape[1] != k:
         raise ValueError("weight must be [out_features, %d] for x [..., %d], not %s"
@@ -256,6 +400,8 @@ def _linear_cuda(x, weight, bias, activation, backend):
                           _PLANS_MAX)
     st = _raw_stream(dev)
     plan.execute(x2, w, y2, bias=b, workspace=_workspace(dev, st, plan), stream=st)
+    if remember is not None and x2.data_ptr() == x.data_ptr() and w is weight and b is bias:
+        _remember(x, weight, bias, remember, y, torch.contiguous_format, al, h, plan)
     return y
 
 
@@ -302,9 +448,14 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] =
     "gelu_tanh") in one gko GEMM with a fused epilogue.  x [..., k], weight
     [n, k], bias [n], all one dtype (f32, f16, bf16) on one CUDA device.
     backend: "auto", "cublaslt", "wmma" or "sm90" (gko.gemm.Backend)."""
+    if _AGAIN:
+        y = _linear_again(x, weight, bias, activation, backend)
+        if y is not None:
+            return y
     act, be = _act_name(activation), _backend(backend)
     if _direct(x, weight, bias):
-        return _on_device(x.get_device(), _linear_cuda, x, weight, bias, act, be)
+        return _on_device(x.get_device(), _linear_cuda, x, weight, bias, act, be,
+                          ("linear", activation, backend) if _AGAIN else None)
     return torch.ops.gko.linear(x, weight, bias, act, be)
 
 
@@ -472,7 +623,23 @@ def _conv_format(x):
     return torch.contiguous_format
 
 
-def _conv_cuda(x, weight, bias, stride, padding, dilation, groups, activation):
+def _conv_again(x, weight, bias, options):
+    """conv2d() for a call signature that a checked direct call remembered;
+    None where this call must take the checked path."""
+    r = _remembered(x, weight, bias, options)
+    if r is None:
+        return None
+    c, px, pw, pb, ws, y = r
+    if c.fast is not None:
+        status = c.fast(c.addr, c.p, px, pw, pb, y.data_ptr(), ws[1], ws[2], ws[0])
+    else:
+        status = c.plan._fn(c.plan._p, px, pw, pb, y.data_ptr(), ws[1], ws[2], ws[0])
+    if status:
+        _check(status, "gko_conv_execute")
+    return y
+
+
+def _conv_cuda(x, weight, bias, stride, padding, dilation, groups, activation, remember=None):
     if x.dim() != 4 or weight.dim() != 4:
         raise ValueError("x and weight must be 4-D")
     fmt = _conv_format(x)
@@ -499,6 +666,8 @@ def _conv_cuda(x, weight, bias, stride, padding, dilation, groups, activation):
         _PLANS_MAX)
     st = _raw_stream(dev)
     plan.execute(xc, wc, y, bias=b, workspace=_workspace(dev, st, plan), stream=st)
+    if remember is not None and xc is x and wc is weight and b is bias:
+        _remember(x, weight, bias, remember, y, fmt, al, h, plan)
     return y
 
 
@@ -555,12 +724,17 @@ def conv2d(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] =
     S] of one dtype; padding numbers (not "same"/"valid").  Computed (and
     returned) in x's memory format when that is contiguous or channels_last;
     the weight is brought to the same format."""
+    if _AGAIN:
+        options = ("conv2d", stride, padding, dilation, groups, activation)
+        y = _conv_again(x, weight, bias, options)
+        if y is not None:
+            return y
     if isinstance(padding, str):
         raise ValueError("gko.torch.conv2d takes padding as numbers, not %r" % padding)
     args = (x, weight, bias, _pair(stride, "stride"), _pair(padding, "padding"),
             _pair(dilation, "dilation"), int(groups), _act_name(activation))
     if _direct(x, weight, bias):
-        return _on_device(x.get_device(), _conv_cuda, *args)
+        return _on_device(x.get_device(), _conv_cuda, *args, options if _AGAIN else None)
     return torch.ops.gko.conv2d(*args)
 
 

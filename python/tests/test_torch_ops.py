@@ -327,6 +327,7 @@ class TorchOps(unittest.TestCase):
 
         # a dispatch mode sees gko's operators, as without the fast path
         xc = torch.randn(2, 8, 9, 9, device="cuda", dtype=torch.float16)
+        gt.linear(x, w, b, "relu")  # remembered: the mode must still see the operator
         with Seen() as mode:
             self.assertFalse(gt._direct(x))
             gt.linear(x, w, b, "relu")
@@ -334,7 +335,8 @@ class TorchOps(unittest.TestCase):
             gt.conv2d(xc, torch.randn(4, 8, 3, 3, device="cuda", dtype=torch.float16))
         for op in ("gko.linear.default", "gko.gelu.default", "gko.conv2d.default"):
             self.assertIn(op, mode.ops)
-        # a torch.jit trace records the operator
+        # a torch.jit trace records the operator (this signature's call remembered or not)
+        gt.linear(x, w, b)
         traced = torch.jit.trace(lambda a: gt.linear(a, w, b), (x,))
         self.assertIn("gko::linear", str(traced.graph))
         self.assertTrue(torch.equal(traced(x), gt.linear(x, w, b)))
@@ -343,6 +345,115 @@ class TorchOps(unittest.TestCase):
         self.assertIsNotNone(y.grad_fn)
         y.float().sum().backward()
         self.assertLess(_rel(wg.grad, torch.ones(8, 16, device="cuda").t().mm(x.float())), 1e-3)
+
+    def test_repeated_eager_calls_skip_the_checks_only_for_a_seen_signature(self):
+        torch, gt, F = self.torch, self.gt, self.F
+        if not gt._AGAIN:
+            self.skipTest("the eager fast path is off (GKO_TORCH_DIRECT=0)")
+        from unittest import mock
+        f16 = dict(device="cuda", dtype=torch.float16)
+        real, checked = gt._linear_cuda, []
+
+        def counted(*args):
+            checked.append(1)
+            return real(*args)
+
+        w = torch.randn(48, 40, **f16) / 8
+        b = torch.randn(48, **f16)
+
+        def run(x, w, b, act="gelu", want_checked=0, what=""):  # want_checked None: either
+            before = len(checked)
+            # poison: the output's block is likely the one this NaN tensor leaves
+            torch.full((*x.shape[:-1], w.shape[0]), float("nan"), **f16)
+            y = gt.linear(x, w, b, activation=act)
+            ref = F.linear(x.double(), w.double(), None if b is None else b.double())
+            ref = {"gelu": F.gelu, "relu": F.relu}[act](ref)
+            torch.cuda.synchronize()
+            self.assertEqual(y.shape, ref.shape, what)
+            self.assertLess(_rel(y, ref), TOL["float16"], what)
+            if want_checked is not None:
+                self.assertEqual(len(checked) - before, want_checked, what)
+            return y
+
+        gt.clear_cache()
+        with mock.patch.object(gt, "_linear_cuda", counted):
+            run(torch.randn(33, 40, **f16), w, b, want_checked=1, what="first call")
+            for i in range(3):  # new data, the same signature: no checks
+                run(torch.randn(33, 40, **f16), w, b, what="again %d" % i)
+            run(torch.randn(33, 40, **f16), w.clone(), b.clone(), what="other weights")
+            run(torch.randn(33, 40, **f16), w, b, act="relu", want_checked=1, what="relu")
+            run(torch.randn(33, 40, **f16), w, None, want_checked=1, what="no bias")
+            run(torch.randn(33, 40, **f16), w, None, what="no bias again")
+            run(torch.randn(34, 40, **f16), w, b, want_checked=1, what="other m")
+            x3 = torch.randn(3, 11, 40, **f16)
+            run(x3, w, b, want_checked=1, what="3-D")
+            run(torch.randn(3, 11, 40, **f16), w, b, what="3-D again")
+            odd = torch.randn(33 * 40 + 1, **f16)[1:].view(33, 40)  # 2-byte aligned
+            run(odd, w, b, want_checked=1, what="misaligned")
+            run(torch.randn(33 * 40 + 1, **f16)[1:].view(33, 40), w, b, what="misaligned again")
+            xt = torch.randn(40, 33, **f16).t()  # copied each call: never remembered
+            run(xt, w, b, want_checked=1, what="transposed x")
+            run(xt, w, b, want_checked=1, what="transposed x again")
+            wt = torch.randn(40, 48, **f16).t() / 8
+            run(torch.randn(33, 40, **f16), wt, b, want_checked=1, what="transposed w")
+            # a gradient to record: the operator, never the remembered call
+            wg = w.clone().requires_grad_()
+            y = run(torch.randn(33, 40, **f16), wg, b, want_checked=1, what="grad")
+            self.assertIsNotNone(y.grad_fn)
+            with torch.no_grad():
+                y = run(torch.randn(33, 40, **f16), wg, b, what="grad, no_grad")
+            self.assertIsNone(y.grad_fn)
+            # another stream: its own workspace (made by a checked call where the plan needs one)
+            s = torch.cuda.Stream()
+            with torch.cuda.stream(s):
+                run(torch.randn(33, 40, **f16), w, b, want_checked=None, what="side stream")
+                run(torch.randn(33, 40, **f16), w, b, what="side stream again")
+            # a neg view's memory holds -x: the operator resolves it, never the remembered call
+            xn = torch.randn(33, 40, **f16)
+            y = gt.linear(torch._neg_view(xn), w, b, activation="gelu")
+            ref = F.gelu(F.linear(-xn.double(), w.double(), b.double()))
+            self.assertLess(_rel(y, ref), TOL["float16"], "neg view")
+            # options that could compare equal to others are not remembered
+            n_calls = len(gt._CALLS)
+            gt.linear(torch.randn(33, 40, **f16), w, b, activation="gelu", backend="AUTO")
+            self.assertEqual(len(gt._CALLS), n_calls + 1, "a new backend string")
+            st = torch.tensor(2)
+            wc = torch.randn(16, 40, 3, 3, **f16)
+            gt.conv2d(torch.randn(1, 40, 9, 9, **f16), wc, stride=(2, 2))
+            self.assertEqual(len(gt._CALLS), n_calls + 2, "a tuple stride")
+            gt.conv2d(torch.randn(1, 40, 9, 9, **f16), wc, stride=st)
+            self.assertEqual(len(gt._CALLS), n_calls + 2, "a tensor stride")
+            torch.cuda.synchronize()
+            # CPU tensors and a dispatch mode never reach the remembered call
+            with self.assertRaises(Exception):
+                gt.linear(torch.randn(33, 40, dtype=torch.float16), w.cpu(), b.cpu(), "gelu")
+            gt.clear_cache()
+            self.assertEqual(len(gt._CALLS), 0)
+            run(torch.randn(33, 40, **f16), w, b, want_checked=1, what="after clear_cache")
+
+        real_conv, convs = gt._conv_cuda, []
+
+        def counted_conv(*args):
+            convs.append(1)
+            return real_conv(*args)
+
+        bc = torch.randn(16, **f16)
+        with mock.patch.object(gt, "_conv_cuda", counted_conv):
+            for fmt in (torch.contiguous_format, torch.channels_last):
+                wc = (torch.randn(16, 8, 3, 3, **f16) / 8).to(memory_format=fmt)
+                for i, stride in enumerate((2, 2, 2, (2, 1), [2, 2])):
+                    x = torch.randn(2, 8, 9, 9, **f16).to(memory_format=fmt)
+                    before = len(convs)
+                    y = gt.conv2d(x, wc, bc, stride=stride, padding=1, activation="relu")
+                    ref = F.relu(F.conv2d(x.double(), wc.double(), bc.double(), stride=stride,
+                                          padding=1))
+                    torch.cuda.synchronize()
+                    what = "conv %s call %d stride %s" % (fmt, i, stride)
+                    self.assertEqual(y.shape, ref.shape, what)
+                    self.assertTrue(y.is_contiguous(memory_format=fmt), what)
+                    self.assertLess(_rel(y, ref), TOL["float16"], what)
+                    # checked: the first call, a new stride, and always for a list (unhashable)
+                    self.assertEqual(len(convs) - before, 0 if i in (1, 2) else 1, what)
 
     def test_opcheck(self):
         torch = self.torch
