@@ -5,10 +5,14 @@
 //
 //   make probes        (GKO_ARCHS=90)
 //   build/bin/probes/conv_configs [--dtype f16|bf16] [--batches 32,128]
+//       [--layer NAME] [--config NAME] [--profile]
 //
 // f16 (or bf16) NHWC, bias + ReLU; "res" adds z (beta = 1), the basic
 // block's second convolution.  Device time: a CUDA graph of 20 launches
-// replayed, median of 9 replays, per launch, µs; random inputs.
+// replayed, median of 9 replays, per launch, µs; random inputs.  --layer
+// and --config keep one of each; --profile times nothing and makes, per
+// layer and configuration, three plain launches and then three with z, each
+// synchronized (for ncu: launches 3 and 6 are the warm plain and res ones).
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,10 +91,14 @@ static void enqueue(void *arg) {
 }
 
 int main(int argc, char **argv) {
-  int dtype = GKO_DTYPE_F16;
+  int dtype = GKO_DTYPE_F16, profile = 0;
+  const char *only_layer = nullptr, *only_cfg = nullptr;
   std::vector<int> batches = {32, 128};
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--dtype") && i + 1 < argc) dtype = !strcmp(argv[++i], "bf16") ? GKO_DTYPE_BF16 : GKO_DTYPE_F16;
+    else if (!strcmp(argv[i], "--layer") && i + 1 < argc) only_layer = argv[++i];
+    else if (!strcmp(argv[i], "--config") && i + 1 < argc) only_cfg = argv[++i];
+    else if (!strcmp(argv[i], "--profile")) profile = 1;
     else if (!strcmp(argv[i], "--batches") && i + 1 < argc) {
       batches.clear();
       for (char *t = strtok(argv[++i], ","); t; t = strtok(NULL, ",")) batches.push_back(atoi(t));
@@ -108,6 +116,7 @@ int main(int argc, char **argv) {
   printf("   (µs per launch, %s, bias + ReLU)\n", dtype == GKO_DTYPE_F16 ? "f16" : "bf16");
   for (int n : batches)
     for (const layer &L : kLayers) {
+      if (only_layer && strcmp(only_layer, L.name)) continue;
       const int oh = (L.h + 2 * L.pad - L.r) / L.stride + 1,
                 ow = (L.w + 2 * L.pad - L.s) / L.stride + 1;
       gk_conv_sm90_problem p = {dtype, 1, n, L.h, L.w, L.c, L.k, L.r, L.s, oh, ow,
@@ -128,9 +137,18 @@ int main(int argc, char **argv) {
       for (int res = 0; res < 2; res++) {
         printf("%-9s %4d %-4s", L.name, n, res ? "res" : "");
         for (int c = 0; c < GK_CONV_SM90_NCONFIGS; c++) {
+          if (only_cfg && strcmp(only_cfg, kCfg[c])) continue;
           if (gk_conv_sm90_setup(&p, c)) { printf(" %10s", "-"); continue; }
           run r = {p, c, x, w, b, res ? z : nullptr, y, s};
-          printf(" %10.1f", time_graph(s, enqueue, &r));
+          if (profile) {
+            for (int i = 0; i < 3; i++) {
+              enqueue(&r);
+              CK(cudaStreamSynchronize(s));
+            }
+            printf(" %10s", kCfg[c]);
+          } else {
+            printf(" %10.1f", time_graph(s, enqueue, &r));
+          }
         }
         printf("\n");
         fflush(stdout);
