@@ -18,10 +18,11 @@ the operators' CUDA implementation directly instead of through torch's
 custom-op dispatch, which would cost tens of µs per call; the result is the
 same.  linear and conv2d then remember the checked call, so the next one
 with the same shapes, strides, dtypes, devices, pointer alignment and
-options skips the checks and the plan lookup.  Plans are made on the first call of a shape and cached with one
-gko handle per device; a plan evicted from a full cache is kept (retired),
-not closed, since a captured CUDA graph or another thread may still use it.
-clear_cache() closes them all: a captured CUDA graph must not outlive the
+options skips the checks and the plan lookup.  Plans are made on the first
+call of a shape and cached with one gko handle per device; a plan evicted
+from a full cache is kept (retired), not closed, since a captured CUDA graph
+or another thread may still use it.  clear_cache() closes them all (and
+forgets the remembered calls): a captured CUDA graph must not outlive the
 plans it used, so clear the cache only when no graph that ran these ops is
 replayed again and no other thread is inside a gko.torch call.  The
 workspace is one buffer per (device, stream) (sizes rounded up to powers of
@@ -246,8 +247,8 @@ def _handle(dev):
 
 def clear_cache() -> None:
     """Closes every plan and handle gko.torch made (the next call makes new
-    ones), the plans evicted from the caches included, and drops its
-    workspaces.
+    ones), the plans evicted from the caches included, drops its
+    workspaces and forgets the remembered eager calls.
 
     Plans and workspaces are never closed or freed before this call (an
     evicted plan is retired, not closed), because a captured CUDA graph
