@@ -309,8 +309,8 @@ class _Plan(_Owned):
 
     # execute()'s fast path (see gko.gemm.Plan.execute): the metadata of the
     # last torch operands that passed the checks, the plan-held workspace as
-    # (stream, pointer, bytes) for the stream it was first used on, its size,
-    # and torch's current-stream query
+    # (stream, pointer, bytes) for the stream whose workspace was looked up
+    # last, its size, and torch's current-stream query
     _seen = _wsp = _need = _rs = None
     # the plan-held workspace: (tensor, pointer, bytes, stream), set once
     # under the plan's lock and never replaced (the pointer's owner stays
@@ -344,17 +344,19 @@ class _Plan(_Owned):
                 ws = self._ws = (t, t.data_ptr(), need, stream)
                 self._wsp = (stream, ws[1], need)
                 return ws[1], need
-            if ws[3] == stream:
-                return ws[1], ws[2]
-            per = self._ws_streams
-            if per is None:
-                per = self._ws_streams = {}
-            got = per.get(stream)
-            if got is None:
-                import torch
-                t = torch.empty(need, dtype=torch.uint8, device=like.device)
-                got = per[stream] = (t, t.data_ptr(), need)
-            return got[1], got[2]
+            if ws[3] != stream:
+                per = self._ws_streams
+                if per is None:
+                    per = self._ws_streams = {}
+                ws = per.get(stream)
+                if ws is None:
+                    import torch
+                    t = torch.empty(need, dtype=torch.uint8, device=like.device)
+                    ws = per[stream] = (t, t.data_ptr(), need)
+            # the next calls on this stream take the fast path (every workspace
+            # handed out stays alive with the plan)
+            self._wsp = (stream, ws[1], ws[2])
+            return ws[1], ws[2]
 
     def _forget(self):
         self._ws = self._ws_streams = None

@@ -383,6 +383,11 @@ class HostOnly(unittest.TestCase):
             self.assertEqual(plan._workspace(like, 9), other)
             self.assertIs(plan._ws[0], kept)  # never replaced
             self.assertEqual(len(made), 2)
+            # the fast path follows the stream looked up last: no lock on its next calls
+            self.assertEqual(plan._wsp, (9, made[1].ptr, 4096))
+            self.assertEqual(plan._workspace(like, 7), (kept.ptr, 4096))
+            self.assertEqual(plan._wsp, (7, kept.ptr, 4096))
+            self.assertEqual(len(made), 2)
         finally:
             if real is None:
                 del sys.modules["torch"]
