@@ -424,7 +424,7 @@ class TorchOps(unittest.TestCase):
             gt.conv2d(torch.randn(1, 40, 9, 9, **f16), wc, stride=st)
             self.assertEqual(len(gt._CALLS), n_calls + 2, "a tensor stride")
             torch.cuda.synchronize()
-            # CPU tensors and a dispatch mode never reach the remembered call
+            # CPU tensors never reach the remembered call (a dispatch mode: the test above)
             with self.assertRaises(Exception):
                 gt.linear(torch.randn(33, 40, dtype=torch.float16), w.cpu(), b.cpu(), "gelu")
             gt.clear_cache()
