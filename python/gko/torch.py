@@ -107,8 +107,7 @@ def _direct(*ts: Optional[Tensor]) -> bool:
     modules' weights qualify), none of them needing a gradient recorded or
     a negation resolved (a neg view's memory holds -t), no compile,
     torch.jit trace, torch-function or dispatch mode active."""
-    if (not _DIRECT or _is_compiling() or _function_mode() or _dispatch_modes() or
-            _jit_tracing() is not None):
+    if not _DIRECT or _watched():
         return False
     grad = torch.is_grad_enabled()
     for t in ts:
