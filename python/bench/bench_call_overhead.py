@@ -16,6 +16,9 @@ row-major (what bench_gemm times against torch.matmul):
   over_us    lat_us - dev_us: what the host adds to one call
   host_us    host time per call of back-to-back enqueues (the loop's wall time
              over its calls while the GPU works; gko-bench's host_us)
+  *_sub      within a latency, the time to the call's return (the host's
+             submit; the rest is the sync's wait), C in this process and
+             Python with the raw sync
   py - C     gko's Python latency with the raw sync - the C latency (target:
              <= 5 us), C being the same call made from C in the same process
              (c_call_loop.c, built with cc at run time: the same cuBLASLt
@@ -229,6 +232,23 @@ def lat_us(fn, sync, reps, warmup=10):
     return statistics.median(t) / 1e3
 
 
+def lat_split_us(fn, sync, reps, warmup=10):
+    """(latency, submit): lat_us's figure and the median time to fn()'s
+    return within it (the host's part before the sync)"""
+    for _ in range(warmup):
+        fn()
+    sync()
+    t, sub = [], []
+    for _ in range(reps):
+        t0 = time.perf_counter_ns()
+        fn()
+        t1 = time.perf_counter_ns()
+        sync()
+        t.append(time.perf_counter_ns() - t0)
+        sub.append(t1 - t0)
+    return statistics.median(t) / 1e3, statistics.median(sub) / 1e3
+
+
 def host_us(fn, sync, calls=100, reps=11):
     fn()
     sync()
@@ -257,7 +277,7 @@ class InProcessC:
                             "-o", so], check=True)
             self.lib = ctypes.CDLL(so)  # loaded: the file may go
         V, Z, I, D = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.POINTER(ctypes.c_double)
-        self.lib.c_latency.argtypes = [V] * 7 + [Z, V, I, D]
+        self.lib.c_latency.argtypes = [V] * 7 + [Z, V, I, D, D]
         self.lib.c_host.argtypes = [V] * 7 + [Z, V, I, I, D]
         self.fn = ctypes.cast(lib_execute, ctypes.c_void_p).value
         # the CUDA runtime this process loaded (torch's), for the stream sync
@@ -277,19 +297,22 @@ class InProcessC:
         return lambda: f(stream)
 
     def figures(self, plan, pa, pb, y, stream, reps):
-        """(latency, host time per call) in µs of the plan's call from C with
-        y as D, on stream, with the plan-held workspace of that stream."""
+        """(latency, host time per call, submit) in µs of the plan's call
+        from C with y as D, on stream, with the plan-held workspace of that
+        stream; submit: the call's return within the latency."""
         ws, nws = plan._workspace(y, stream)
         p, pd = plan._p.value, y.data_ptr()
         out = (ctypes.c_double * max(reps, 11))()
-        st = self.lib.c_latency(self.fn, self.sync, p, pa, pb, pd, ws, nws, stream, reps, out)
+        sub = (ctypes.c_double * reps)()
+        st = self.lib.c_latency(self.fn, self.sync, p, pa, pb, pd, ws, nws, stream, reps, out,
+                                sub)
         if st:
             raise RuntimeError("gko_gemm_execute from C: status %d" % st)
-        lat = statistics.median(out[:reps])
+        lat, submit = statistics.median(out[:reps]), statistics.median(sub[:reps])
         st = self.lib.c_host(self.fn, self.sync, p, pa, pb, pd, ws, nws, stream, 100, 11, out)
         if st:
             raise RuntimeError("gko_gemm_execute from C: status %d" % st)
-        return lat, statistics.median(out[:11])
+        return lat, statistics.median(out[:11]), submit
 
 
 def gpu(args):
@@ -334,12 +357,14 @@ def gpu(args):
     print("# dev: CUDA-graph replay; lat: one call + stream sync (median of %d, %d rounds); "
           "py_lat/tch_lat: torch's Stream.synchronize, py_raw: cudaStreamSynchronize through "
           "ctypes; host: per call of %d back-to-back calls; py-Cin: py_raw - Cin_lat; py-C: gko "
-          "Python over - gko-bench's over; sync/raw: the two syncs alone"
+          "Python over - gko-bench's over; sync/raw: the two syncs alone; Cin_sub/py_sub: the "
+          "call's return within Cin_lat/py_raw (the rest is the wait in the sync)"
           % (args.reps, args.rounds, 100))
     hdr = ("%-22s %-7s | %7s %7s | %7s %7s %7s %7s %7s | %7s %7s %7s | %6s %6s | %6s | %7s %7s "
-           "%8s" % ("case", "stream", "gko_dev", "tch_dev", "Cin_lat", "C_lat", "py_lat",
-                    "py_raw", "tch_lat", "Cin_hst", "C_host", "py_host", "py-Cin", "py-C", "t/py",
-                    "sync", "raw", "err"))
+           "%8s | %7s %7s" % ("case", "stream", "gko_dev", "tch_dev", "Cin_lat", "C_lat",
+                              "py_lat", "py_raw", "tch_lat", "Cin_hst", "C_host", "py_host",
+                              "py-Cin", "py-C", "t/py", "sync", "raw", "err", "Cin_sub",
+                              "py_sub"))
     print(hdr)
     streams = ["side", "default"] if args.stream == "both" else [args.stream]
     rows = []
@@ -377,8 +402,14 @@ def gpu(args):
                                         ("g_lat", g_fn, sync), ("g_raw", g_fn, raw),
                                         ("gi_lat", gi_fn, sync), ("t_lat", t_fn, sync),
                                         ("t_raw", t_fn, raw), ("to_lat", to_fn, sync)):
-                        if s_ is not None:
-                            runs.setdefault(key, []).append(lat_us(f_, s_, args.reps))
+                        if s_ is None:
+                            continue
+                        if key == "g_raw":  # with its submit, for the split against C's
+                            lat, sub = lat_split_us(f_, s_, args.reps)
+                            runs.setdefault("g_raw_sub", []).append(sub)
+                        else:
+                            lat = lat_us(f_, s_, args.reps)
+                        runs.setdefault(key, []).append(lat)
                     if inproc:
                         runs.setdefault("ci", []).append(inproc.figures(
                             plan, a.data_ptr(), b.data_ptr(), y, sint, args.reps))
@@ -389,9 +420,11 @@ def gpu(args):
                                           mid.get("sync_raw_only"))
                 g_host = host_us(g_fn, sync)
                 t_host = host_us(t_fn, sync)
-                ci_lat, ci_host = ((statistics.median(v[0] for v in runs["ci"]),
-                                    statistics.median(v[1] for v in runs["ci"]))
-                                   if inproc else (None, None))
+                ci_lat, ci_host, ci_sub = ((statistics.median(v[0] for v in runs["ci"]),
+                                            statistics.median(v[1] for v in runs["ci"]),
+                                            statistics.median(v[2] for v in runs["ci"]))
+                                           if inproc else (None, None, None))
+                g_sub = mid.get("g_raw_sub")
             c_lat = cr["latency_us"] if cr else None
             c_dev = cr["graph_us"] if cr else None
             c_over = c_lat - c_dev if cr else None
@@ -409,16 +442,17 @@ def gpu(args):
                      py_latency_raw_sync_us=g_raw, torch_latency_raw_sync_us=t_raw,
                      sync_raw_only_us=sync_raw,
                      py_minus_c_inproc_us=g_raw - ci_lat if ci_lat is not None else None,
+                     c_inproc_submit_us=ci_sub, py_submit_us=g_sub,
                      py_fastcall=plan._fast is not None,
                      lat_ratio=t_lat / g_lat, max_rel_err=err)
             rows.append(r)
             f = lambda v, fmt="%7.1f": (fmt % v) if v is not None else "%7s" % "-"  # noqa: E731
             print("%-22s %-7s | %7.1f %7.1f | %s %s %7.1f %s %7.1f | %s %s %7.2f | %s %s | %5.2fx | "
-                  "%7.1f %s %8.1e%s%s" % (
+                  "%7.1f %s %8.1e | %s %s%s%s" % (
                       r["case"][:22], which, g_dev, t_dev, f(ci_lat), f(c_lat), g_lat, f(g_raw),
                       t_lat, f(ci_host, "%7.2f"), f(r["c_host_us"], "%7.2f"), g_host,
                       f(r["py_minus_c_inproc_us"], "%6.1f"), f(r["py_minus_c_us"], "%6.1f"),
-                      r["lat_ratio"], sync_only, f(sync_raw), err,
+                      r["lat_ratio"], sync_only, f(sync_raw), err, f(ci_sub), f(g_sub),
                       "" if fast else "  (fast path NOT taken)",
                       "" if r["py_fastcall"] else "  (ctypes)"))
             sys.stdout.flush()

@@ -17,10 +17,11 @@ static double now_us(void) {
   return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
 }
 
-/* reps samples of one call + stream sync (µs each) into out; the first
- * nonzero status, or 0 */
+/* reps samples of one call + stream sync (µs each) into out, and of the
+ * call alone (its return, before the sync) into submit; the first nonzero
+ * status, or 0 */
 int c_latency(void *fn, void *sync, void *plan, const void *a, const void *b, void *d, void *ws,
-              size_t nws, void *stream, int reps, double *out) {
+              size_t nws, void *stream, int reps, double *out, double *submit) {
   gemm_execute_fn f = (gemm_execute_fn)fn;
   sync_fn s = (sync_fn)sync;
   for (int i = 0; i < 10; i++) f(plan, 1.0f, a, b, 0.0f, NULL, d, NULL, ws, nws, stream);
@@ -28,6 +29,7 @@ int c_latency(void *fn, void *sync, void *plan, const void *a, const void *b, vo
   for (int i = 0; i < reps; i++) {
     double t0 = now_us();
     int st = f(plan, 1.0f, a, b, 0.0f, NULL, d, NULL, ws, nws, stream);
+    submit[i] = now_us() - t0;
     s(stream);
     out[i] = now_us() - t0;
     if (st) return st;
