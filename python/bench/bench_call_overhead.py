@@ -19,6 +19,9 @@ row-major (what bench_gemm times against torch.matmul):
   *_sub      within a latency, the time to the call's return (the host's
              submit; the rest is the sync's wait), C in this process and
              Python with the raw sync
+  Cin_gap    C's latency in this process with --c-gap µs (default 3) of
+             idle host time before each call, untimed: whether the GPU's
+             idling between calls (longer between Python's) changes it
   py - C     gko's Python latency with the raw sync - the C latency (target:
              <= 5 us), C being the same call made from C in the same process
              (c_call_loop.c, built with cc at run time: the same cuBLASLt
@@ -277,7 +280,7 @@ class InProcessC:
                             "-o", so], check=True)
             self.lib = ctypes.CDLL(so)  # loaded: the file may go
         V, Z, I, D = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.POINTER(ctypes.c_double)
-        self.lib.c_latency.argtypes = [V] * 7 + [Z, V, I, D, D]
+        self.lib.c_latency.argtypes = [V] * 7 + [Z, V, I, D, D, ctypes.c_double]
         self.lib.c_host.argtypes = [V] * 7 + [Z, V, I, I, D]
         self.fn = ctypes.cast(lib_execute, ctypes.c_void_p).value
         # the CUDA runtime this process loaded (torch's), for the stream sync
@@ -296,23 +299,29 @@ class InProcessC:
         f = self._rt_sync
         return lambda: f(stream)
 
-    def figures(self, plan, pa, pb, y, stream, reps):
-        """(latency, host time per call, submit) in µs of the plan's call
-        from C with y as D, on stream, with the plan-held workspace of that
-        stream; submit: the call's return within the latency."""
+    def figures(self, plan, pa, pb, y, stream, reps, gap_us=0.0):
+        """(latency, host time per call, submit, latency with gap_us of idle
+        host time before each call) in µs of the plan's call from C with y as
+        D, on stream, with the plan-held workspace of that stream; submit:
+        the call's return within the latency."""
         ws, nws = plan._workspace(y, stream)
         p, pd = plan._p.value, y.data_ptr()
         out = (ctypes.c_double * max(reps, 11))()
         sub = (ctypes.c_double * reps)()
         st = self.lib.c_latency(self.fn, self.sync, p, pa, pb, pd, ws, nws, stream, reps, out,
-                                sub)
+                                sub, gap_us)
+        if st:
+            raise RuntimeError("gko_gemm_execute from C: status %d" % st)
+        gap_lat = statistics.median(out[:reps])
+        st = self.lib.c_latency(self.fn, self.sync, p, pa, pb, pd, ws, nws, stream, reps, out,
+                                sub, 0.0)
         if st:
             raise RuntimeError("gko_gemm_execute from C: status %d" % st)
         lat, submit = statistics.median(out[:reps]), statistics.median(sub[:reps])
         st = self.lib.c_host(self.fn, self.sync, p, pa, pb, pd, ws, nws, stream, 100, 11, out)
         if st:
             raise RuntimeError("gko_gemm_execute from C: status %d" % st)
-        return lat, statistics.median(out[:11]), submit
+        return lat, statistics.median(out[:11]), submit, gap_lat
 
 
 def gpu(args):
@@ -358,13 +367,14 @@ def gpu(args):
           "py_lat/tch_lat: torch's Stream.synchronize, py_raw: cudaStreamSynchronize through "
           "ctypes; host: per call of %d back-to-back calls; py-Cin: py_raw - Cin_lat; py-C: gko "
           "Python over - gko-bench's over; sync/raw: the two syncs alone; Cin_sub/py_sub: the "
-          "call's return within Cin_lat/py_raw (the rest is the wait in the sync)"
-          % (args.reps, args.rounds, 100))
+          "call's return within Cin_lat/py_raw (the rest is the wait in the sync); Cin_gap: "
+          "Cin_lat with %.1f us of idle host time before each call (--c-gap)"
+          % (args.reps, args.rounds, 100, args.c_gap))
     hdr = ("%-22s %-7s | %7s %7s | %7s %7s %7s %7s %7s | %7s %7s %7s | %6s %6s | %6s | %7s %7s "
-           "%8s | %7s %7s" % ("case", "stream", "gko_dev", "tch_dev", "Cin_lat", "C_lat",
-                              "py_lat", "py_raw", "tch_lat", "Cin_hst", "C_host", "py_host",
-                              "py-Cin", "py-C", "t/py", "sync", "raw", "err", "Cin_sub",
-                              "py_sub"))
+           "%8s | %7s %7s %7s" % ("case", "stream", "gko_dev", "tch_dev", "Cin_lat", "C_lat",
+                                  "py_lat", "py_raw", "tch_lat", "Cin_hst", "C_host", "py_host",
+                                  "py-Cin", "py-C", "t/py", "sync", "raw", "err", "Cin_sub",
+                                  "py_sub", "Cin_gap"))
     print(hdr)
     streams = ["side", "default"] if args.stream == "both" else [args.stream]
     rows = []
@@ -412,7 +422,7 @@ def gpu(args):
                         runs.setdefault(key, []).append(lat)
                     if inproc:
                         runs.setdefault("ci", []).append(inproc.figures(
-                            plan, a.data_ptr(), b.data_ptr(), y, sint, args.reps))
+                            plan, a.data_ptr(), b.data_ptr(), y, sint, args.reps, args.c_gap))
                 mid = {key: statistics.median(v) for key, v in runs.items() if key != "ci"}
                 sync_only, g_lat, gi_lat = mid["sync_only"], mid["g_lat"], mid["gi_lat"]
                 t_lat, to_lat = mid["t_lat"], mid["to_lat"]
@@ -425,6 +435,7 @@ def gpu(args):
                                             statistics.median(v[2] for v in runs["ci"]))
                                            if inproc else (None, None, None))
                 g_sub = mid.get("g_raw_sub")
+                ci_gap = statistics.median(v[3] for v in runs["ci"]) if inproc else None
             c_lat = cr["latency_us"] if cr else None
             c_dev = cr["graph_us"] if cr else None
             c_over = c_lat - c_dev if cr else None
@@ -443,16 +454,18 @@ def gpu(args):
                      sync_raw_only_us=sync_raw,
                      py_minus_c_inproc_us=g_raw - ci_lat if ci_lat is not None else None,
                      c_inproc_submit_us=ci_sub, py_submit_us=g_sub,
+                     c_gap_us=args.c_gap, c_inproc_gap_latency_us=ci_gap,
                      py_fastcall=plan._fast is not None,
                      lat_ratio=t_lat / g_lat, max_rel_err=err)
             rows.append(r)
             f = lambda v, fmt="%7.1f": (fmt % v) if v is not None else "%7s" % "-"  # noqa: E731
             print("%-22s %-7s | %7.1f %7.1f | %s %s %7.1f %s %7.1f | %s %s %7.2f | %s %s | %5.2fx | "
-                  "%7.1f %s %8.1e | %s %s%s%s" % (
+                  "%7.1f %s %8.1e | %s %s %s%s%s" % (
                       r["case"][:22], which, g_dev, t_dev, f(ci_lat), f(c_lat), g_lat, f(g_raw),
                       t_lat, f(ci_host, "%7.2f"), f(r["c_host_us"], "%7.2f"), g_host,
                       f(r["py_minus_c_inproc_us"], "%6.1f"), f(r["py_minus_c_us"], "%6.1f"),
                       r["lat_ratio"], sync_only, f(sync_raw), err, f(ci_sub), f(g_sub),
+                      f(ci_gap),
                       "" if fast else "  (fast path NOT taken)",
                       "" if r["py_fastcall"] else "  (ctypes)"))
             sys.stdout.flush()
@@ -554,6 +567,9 @@ def main():
     ap.add_argument("--reps", type=int, default=200, help="latency samples per figure")
     ap.add_argument("--rounds", type=int, default=3,
                     help="latency figures taken in turn this many times (median of medians)")
+    ap.add_argument("--c-gap", type=float, default=3.0,
+                    help="idle host time (µs) before each call of the Cin_gap figure: C's "
+                    "latency when the GPU idles between calls as long as between Python's")
     ap.add_argument("--torch-ops", action="store_true",
                     help="also gko.torch.linear (direct and through the custom operator) "
                     "vs F.linear")

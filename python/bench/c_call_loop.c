@@ -18,20 +18,26 @@ static double now_us(void) {
 }
 
 /* reps samples of one call + stream sync (µs each) into out, and of the
- * call alone (its return, before the sync) into submit; the first nonzero
- * status, or 0 */
+ * call alone (its return, before the sync) into submit; before each call
+ * the host waits gap_us after the previous sync (untimed: the GPU idles as
+ * long as between a slower caller's calls).  The first nonzero status, or
+ * 0. */
 int c_latency(void *fn, void *sync, void *plan, const void *a, const void *b, void *d, void *ws,
-              size_t nws, void *stream, int reps, double *out, double *submit) {
+              size_t nws, void *stream, int reps, double *out, double *submit, double gap_us) {
   gemm_execute_fn f = (gemm_execute_fn)fn;
   sync_fn s = (sync_fn)sync;
   for (int i = 0; i < 10; i++) f(plan, 1.0f, a, b, 0.0f, NULL, d, NULL, ws, nws, stream);
   s(stream);
+  double done = now_us();
   for (int i = 0; i < reps; i++) {
+    while (now_us() - done < gap_us) {
+    }
     double t0 = now_us();
     int st = f(plan, 1.0f, a, b, 0.0f, NULL, d, NULL, ws, nws, stream);
     submit[i] = now_us() - t0;
     s(stream);
-    out[i] = now_us() - t0;
+    done = now_us();
+    out[i] = done - t0;
     if (st) return st;
   }
   return 0;
